@@ -1,0 +1,184 @@
+#include "base/file_system.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace shoal {
+namespace {
+
+Status errnoStatus(int err, std::string_view op, const std::string& path) {
+  std::string message(op);
+  message += ' ';
+  message += path;
+  message += ": ";
+  message += std::strerror(err);
+  switch (err) {
+    case ENOSPC:
+    case EDQUOT:
+      return resourceExhausted("disk-full", message + " (free disk space and retry)");
+    case ENOENT:
+      return notFound("no-such-file", message);
+    case EEXIST:
+      return alreadyExists("file-exists", message);
+    case EACCES:
+    case EPERM:
+    case EROFS:
+      return permissionDenied("file-permission", message);
+    case EIO:
+      return dataLoss("io-error", message);
+    default:
+      return unavailable("file-error", message);
+  }
+}
+
+class PosixWritableFile final : public WritableFile {
+ public:
+  PosixWritableFile(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  ~PosixWritableFile() override {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  PosixWritableFile(const PosixWritableFile&) = delete;
+  PosixWritableFile& operator=(const PosixWritableFile&) = delete;
+
+  Status append(std::string_view data) override {
+    while (!data.empty()) {
+      ssize_t n = ::write(fd_, data.data(), data.size());
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return errnoStatus(errno, "write", path_);
+      }
+      data.remove_prefix(static_cast<size_t>(n));
+    }
+    return Status::ok();
+  }
+
+  Status sync() override {
+    if (::fdatasync(fd_) != 0) return errnoStatus(errno, "fsync", path_);
+    return Status::ok();
+  }
+
+  Status close() override {
+    int fd = fd_;
+    fd_ = -1;
+    if (::close(fd) != 0) return errnoStatus(errno, "close", path_);
+    return Status::ok();
+  }
+
+ private:
+  int fd_;
+  std::string path_;
+};
+
+class PosixFileSystem final : public FileSystem {
+ public:
+  Result<std::unique_ptr<WritableFile>> openForWrite(const std::string& path,
+                                                     CreateMode mode) override {
+    int flags = O_WRONLY | O_CREAT | O_CLOEXEC;
+    flags |= mode == CreateMode::kExclusive ? O_EXCL : O_TRUNC;
+    int fd = ::open(path.c_str(), flags, 0600);
+    if (fd < 0) return errnoStatus(errno, "open", path);
+    return std::unique_ptr<WritableFile>(new PosixWritableFile(fd, path));
+  }
+
+  Result<std::string> readFile(const std::string& path) override {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return errnoStatus(errno, "open", path);
+    std::string out;
+    char buf[64 * 1024];
+    for (;;) {
+      ssize_t n = ::read(fd, buf, sizeof buf);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        int err = errno;
+        ::close(fd);
+        return errnoStatus(err, "read", path);
+      }
+      if (n == 0) break;
+      out.append(buf, static_cast<size_t>(n));
+    }
+    ::close(fd);
+    return out;
+  }
+
+  Status rename(const std::string& from, const std::string& to) override {
+    if (::rename(from.c_str(), to.c_str()) != 0) return errnoStatus(errno, "rename", from);
+    return Status::ok();
+  }
+
+  Status syncDir(const std::string& dir) override {
+    int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return errnoStatus(errno, "open directory", dir);
+    int rc = ::fsync(fd);
+    int err = errno;
+    ::close(fd);
+    if (rc != 0) return errnoStatus(err, "fsync directory", dir);
+    return Status::ok();
+  }
+
+  Status remove(const std::string& path) override {
+    if (::unlink(path.c_str()) != 0) return errnoStatus(errno, "remove", path);
+    return Status::ok();
+  }
+
+  Result<std::vector<std::string>> createDirs(const std::string& dir) override {
+    std::vector<std::string> created;
+    if (dir.empty()) return invalidArgument("empty-path", "createDirs: empty path");
+    size_t pos = dir[0] == '/' ? 1 : 0;
+    for (;;) {
+      size_t slash = dir.find('/', pos);
+      std::string prefix = dir.substr(0, slash);
+      if (!prefix.empty() && ::mkdir(prefix.c_str(), 0700) == 0) {
+        created.push_back(prefix);
+      } else if (!prefix.empty() && errno != EEXIST) {
+        return errnoStatus(errno, "mkdir", prefix);
+      }
+      if (slash == std::string::npos) break;
+      pos = slash + 1;
+    }
+    struct stat st {};
+    if (::stat(dir.c_str(), &st) != 0) return errnoStatus(errno, "stat", dir);
+    if (!S_ISDIR(st.st_mode)) return failedPrecondition("not-a-directory", dir + " is not a directory");
+    return created;
+  }
+
+  bool exists(const std::string& path) override {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0;
+  }
+};
+
+std::string parentDir(const std::string& path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+}  // namespace
+
+FileSystem& FileSystem::posix() {
+  static PosixFileSystem fs;
+  return fs;
+}
+
+Status writeFileAtomically(FileSystem& fs, const std::string& path, std::string_view contents) {
+  std::string tmp = path + ".tmp";
+  auto file = fs.openForWrite(tmp, CreateMode::kTruncate);
+  if (!file.isOk()) return file.status();
+  Status st = (*file)->append(contents);
+  if (st.isOk()) st = (*file)->sync();
+  Status closed = (*file)->close();
+  if (st.isOk()) st = closed;
+  if (!st.isOk()) {
+    (void)fs.remove(tmp);  // best effort: the target is untouched either way
+    return st;
+  }
+  SHOAL_RETURN_IF_ERROR(fs.rename(tmp, path));
+  return fs.syncDir(parentDir(path));
+}
+
+}  // namespace shoal

@@ -1,0 +1,83 @@
+#include "base/file_system.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+namespace shoal {
+namespace {
+
+class FileSystemTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "shoal-fs-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string dir_;
+  FileSystem& fs_ = FileSystem::posix();
+};
+
+// An atomic write replaces the whole file and leaves no temp file behind.
+TEST_F(FileSystemTest, AtomicWriteReplacesWholeFile) {
+  std::string path = dir_ + "/state.json";
+  ASSERT_TRUE(writeFileAtomically(fs_, path, "first").isOk());
+  ASSERT_TRUE(writeFileAtomically(fs_, path, "second, longer").isOk());
+  auto got = fs_.readFile(path);
+  ASSERT_TRUE(got.isOk());
+  EXPECT_EQ(*got, "second, longer");
+  EXPECT_FALSE(fs_.exists(path + ".tmp"));
+}
+
+// Files are created owner-only (0600).
+TEST_F(FileSystemTest, FilesAreOwnerOnly) {
+  std::string path = dir_ + "/secret";
+  ASSERT_TRUE(writeFileAtomically(fs_, path, "x").isOk());
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+}
+
+// Exclusive create refuses an existing file with kAlreadyExists.
+TEST_F(FileSystemTest, ExclusiveCreateRefusesExisting) {
+  std::string path = dir_ + "/lock";
+  ASSERT_TRUE(fs_.openForWrite(path, CreateMode::kExclusive).isOk());
+  auto again = fs_.openForWrite(path, CreateMode::kExclusive);
+  ASSERT_FALSE(again.isOk());
+  EXPECT_EQ(again.status().code(), StatusCode::kAlreadyExists);
+}
+
+// Reading a missing file is kNotFound and names the path.
+TEST_F(FileSystemTest, MissingFileIsNotFound) {
+  auto got = fs_.readFile(dir_ + "/nope");
+  ASSERT_FALSE(got.isOk());
+  EXPECT_EQ(got.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(got.status().message().find("nope"), std::string_view::npos);
+}
+
+// createDirs makes the missing chain and reports exactly the directories it created.
+TEST_F(FileSystemTest, CreateDirsReportsNewEntries) {
+  auto made = fs_.createDirs(dir_ + "/a/b/c");
+  ASSERT_TRUE(made.isOk());
+  ASSERT_EQ(made->size(), 3u);
+  EXPECT_EQ((*made)[0], dir_ + "/a");
+  EXPECT_EQ((*made)[2], dir_ + "/a/b/c");
+  auto again = fs_.createDirs(dir_ + "/a/b/c");
+  ASSERT_TRUE(again.isOk());
+  EXPECT_TRUE(again->empty());
+  EXPECT_TRUE(fs_.syncDir(dir_ + "/a/b").isOk());
+}
+
+// Removing a file makes it gone; removing it twice is kNotFound.
+TEST_F(FileSystemTest, RemoveTwiceIsNotFound) {
+  std::string path = dir_ + "/f";
+  ASSERT_TRUE(writeFileAtomically(fs_, path, "x").isOk());
+  ASSERT_TRUE(fs_.remove(path).isOk());
+  EXPECT_EQ(fs_.remove(path).code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace shoal
