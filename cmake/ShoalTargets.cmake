@@ -5,7 +5,7 @@ include(GoogleTest)
 add_library(shoal_warnings INTERFACE)
 target_compile_options(shoal_warnings INTERFACE
   -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wold-style-cast -Wcast-align
-  -Woverloaded-virtual -Wimplicit-fallthrough -Wnull-dereference -Wformat=2)
+  -Woverloaded-virtual -Wimplicit-fallthrough -Wformat=2)
 if(CMAKE_CXX_COMPILER_ID MATCHES "Clang")
   target_compile_options(shoal_warnings INTERFACE -Wthread-safety)
 endif()

@@ -1,11 +1,12 @@
 #include "base/file_system.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstring>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace shoal {
 namespace {
@@ -73,8 +74,56 @@ class PosixWritableFile final : public WritableFile {
   std::string path_;
 };
 
+class PosixFileLock final : public FileLock {
+ public:
+  explicit PosixFileLock(int fd) : fd_(fd) {}
+  ~PosixFileLock() override { ::close(fd_); }  // closing the description releases the flock
+  PosixFileLock(const PosixFileLock&) = delete;
+  PosixFileLock& operator=(const PosixFileLock&) = delete;
+
+ private:
+  int fd_;
+};
+
+// The holder text another process recorded in a lock file (bounded, printable only).
+std::string readHolder(int fd) {
+  char buf[256];
+  ssize_t n = ::pread(fd, buf, sizeof buf, 0);
+  std::string out;
+  for (ssize_t i = 0; i < n; ++i) {
+    char c = buf[i];
+    out += (c >= 0x20 && c < 0x7f) ? c : ' ';
+  }
+  while (!out.empty() && out.back() == ' ')
+    out.pop_back();
+  return out.empty() ? "an unknown holder" : out;
+}
+
 class PosixFileSystem final : public FileSystem {
  public:
+  Result<std::unique_ptr<FileLock>> lockFile(const std::string& path,
+                                             std::string_view holder) override {
+    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) return errnoStatus(errno, "open lock", path);
+    int rc;
+    do {
+      rc = ::flock(fd, LOCK_EX | LOCK_NB);
+    } while (rc != 0 && errno == EINTR);
+    if (rc != 0) {
+      int err = errno;
+      std::string other = err == EWOULDBLOCK ? readHolder(fd) : std::string();
+      ::close(fd);
+      if (err != EWOULDBLOCK) return errnoStatus(err, "flock", path);
+      return failedPrecondition("lock-held", path + " is locked by " + other +
+                                                 " (stop that process, or use another directory)");
+    }
+    // Best effort: the holder text only improves the next caller's error message.
+    if (::ftruncate(fd, 0) == 0) {
+      (void)!::pwrite(fd, holder.data(), holder.size(), 0);
+    }
+    return std::unique_ptr<FileLock>(new PosixFileLock(fd));
+  }
+
   Result<std::unique_ptr<WritableFile>> openForWrite(const std::string& path,
                                                      CreateMode mode) override {
     int flags = O_WRONLY | O_CREAT | O_CLOEXEC;
@@ -141,7 +190,8 @@ class PosixFileSystem final : public FileSystem {
     }
     struct stat st {};
     if (::stat(dir.c_str(), &st) != 0) return errnoStatus(errno, "stat", dir);
-    if (!S_ISDIR(st.st_mode)) return failedPrecondition("not-a-directory", dir + " is not a directory");
+    if (!S_ISDIR(st.st_mode))
+      return failedPrecondition("not-a-directory", dir + " is not a directory");
     return created;
   }
 
@@ -159,6 +209,11 @@ std::string parentDir(const std::string& path) {
 }
 
 }  // namespace
+
+Result<std::unique_ptr<FileLock>> FileSystem::lockFile(const std::string& path,
+                                                       std::string_view /*holder*/) {
+  return failedPrecondition("lock-unsupported", "this file system cannot lock " + path);
+}
 
 FileSystem& FileSystem::posix() {
   static PosixFileSystem fs;

@@ -13,7 +13,8 @@
 //
 // Thread safety: PosixFileSystem may be used from any thread; a WritableFile is owned by one
 // thread at a time.
-// Lifetime: a WritableFile must be closed (or destroyed, which closes without syncing).
+// Lifetime: a WritableFile must be closed (or destroyed, which closes without syncing). A
+// FileLock holds its lock until it is destroyed (or the process dies).
 #pragma once
 
 #include <memory>
@@ -37,6 +38,13 @@ class WritableFile {
 
 enum class CreateMode { kTruncate, kExclusive };
 
+// An exclusive advisory lock on a file, held until this object is destroyed. Move-only by
+// ownership (held through unique_ptr); releasing never fails.
+class FileLock {
+ public:
+  virtual ~FileLock() = default;
+};
+
 class FileSystem {
  public:
   virtual ~FileSystem() = default;
@@ -54,6 +62,16 @@ class FileSystem {
   // outermost first, so a caller can syncDir() each new entry's parent.
   virtual Result<std::vector<std::string>> createDirs(const std::string& dir) = 0;
   virtual bool exists(const std::string& path) = 0;
+
+  // Takes an exclusive, non-blocking advisory lock (flock) on `path`, creating it (0600) if
+  // missing, and records `holder` (e.g. "pid 42 (shoal daemon)") in it for the next caller's
+  // error message. The lock belongs to the returned object: a second lockFile() on the same
+  // path fails even from the same process, and the lock ends when the object is destroyed or
+  // the process dies. Held elsewhere → kFailedPrecondition, reason `lock-held`, the message
+  // naming the path and the recorded holder. The default implementation (for fakes that do
+  // not need it) refuses with kFailedPrecondition, reason `lock-unsupported`.
+  virtual Result<std::unique_ptr<FileLock>> lockFile(const std::string& path,
+                                                     std::string_view holder);
 
   // The process-wide real file system.
   static FileSystem& posix();

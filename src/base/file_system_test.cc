@@ -1,10 +1,11 @@
 #include "base/file_system.h"
 
-#include <gtest/gtest.h>
-#include <sys/stat.h>
-
 #include <cstdlib>
 #include <filesystem>
+
+#include <sys/stat.h>
+
+#include <gtest/gtest.h>
 
 namespace shoal {
 namespace {
@@ -77,6 +78,32 @@ TEST_F(FileSystemTest, RemoveTwiceIsNotFound) {
   ASSERT_TRUE(writeFileAtomically(fs_, path, "x").isOk());
   ASSERT_TRUE(fs_.remove(path).isOk());
   EXPECT_EQ(fs_.remove(path).code(), StatusCode::kNotFound);
+}
+
+// A second lock on the same file is refused (even in-process) and names the first holder;
+// releasing the first lets the next caller in.
+TEST_F(FileSystemTest, SecondLockIsRefusedAndNamesTheHolder) {
+  std::string path = dir_ + "/x.lock";
+  auto first = fs_.lockFile(path, "pid 42 (first holder)");
+  ASSERT_TRUE(first.isOk()) << first.status().toString();
+  auto second = fs_.lockFile(path, "pid 43");
+  ASSERT_FALSE(second.isOk());
+  EXPECT_EQ(second.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(second.status().reason(), "lock-held");
+  EXPECT_NE(second.status().message().find("pid 42 (first holder)"), std::string_view::npos);
+  first->reset();
+  auto third = fs_.lockFile(path, "pid 44");
+  EXPECT_TRUE(third.isOk()) << third.status().toString();
+}
+
+// A lock file is created owner-only, like every file Shoal writes.
+TEST_F(FileSystemTest, LockFileIsOwnerOnly) {
+  std::string path = dir_ + "/y.lock";
+  auto lock = fs_.lockFile(path, "me");
+  ASSERT_TRUE(lock.isOk());
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
 }
 
 }  // namespace

@@ -1,0 +1,69 @@
+# Shoal — the two commands a new machine needs are `make run` and `make test`.
+# Every target installs what it needs first (scripts/bootstrap is idempotent).
+
+SHELL := /bin/bash
+SHOAL := build/apps/shoal
+FUZZ_SECONDS ?= 15
+
+.PHONY: all bootstrap configure build run down test unit fuzz-build fuzz-smoke fuzz bench \
+        asan tsan format format-check lint clean
+
+all: build
+
+bootstrap:
+	@scripts/bootstrap
+
+configure: bootstrap
+	@cmake --preset default >/dev/null
+
+build: configure
+	@cmake --build --preset default
+
+# Start Shoal's main job on the embedded default: a local broker (and, as the mesh grows, the
+# planes, the daemon and the dashboard), then show its status.
+run: build
+	@$(SHOAL) up
+	@$(SHOAL) status
+
+down: build
+	@$(SHOAL) down
+
+# Everything CI runs: formatting, the fuzz smoke run, then every CTest test (unit + integration).
+test: build format-check fuzz-smoke
+	@ctest --preset default
+
+unit: build
+	@ctest --preset unit
+
+fuzz-build: bootstrap
+	@cmake --preset fuzz >/dev/null
+	@cmake --build --preset fuzz --target fuzz_all
+
+fuzz-smoke: fuzz-build
+	@fuzz/run.sh $(FUZZ_SECONDS) build-fuzz
+
+fuzz: fuzz-build
+	@fuzz/run.sh 300 build-fuzz
+
+bench: build
+	@build/bench/wire_bench
+
+asan: bootstrap
+	@cmake --preset asan >/dev/null && cmake --build --preset asan && ctest --preset asan
+
+tsan: bootstrap
+	@cmake --preset tsan >/dev/null && cmake --build --preset tsan && ctest --preset tsan
+
+FORMAT_FILES = $(shell git ls-files '*.h' '*.cc')
+
+format:
+	@clang-format -i $(FORMAT_FILES)
+
+format-check:
+	@clang-format --dry-run --Werror $(FORMAT_FILES) && echo "✓ formatting"
+
+lint: configure
+	@run-clang-tidy -quiet -p build $(filter %.cc,$(FORMAT_FILES))
+
+clean:
+	@rm -rf build build-asan build-tsan build-fuzz

@@ -1,0 +1,208 @@
+#include "cli/mesh_commands.h"
+
+#include <CLI/CLI.hpp>
+#include <boost/json.hpp>
+#include <fmt/format.h>
+
+#include <cstdio>
+
+#include "base/clock.h"
+#include "cli/output.h"
+#include "supervisor/local_mesh.h"
+#include "supervisor/mesh_status.h"
+
+namespace shoal::cli {
+namespace {
+
+namespace json = boost::json;
+using supervisor::MeshPaths;
+
+void addSpace(CLI::App* cmd, MeshCommandArgs& args) {
+  cmd->add_option("--space", args.space, "space name")->capture_default_str();
+}
+
+std::string describeMode(const std::string& mode) {
+  if (mode == "open") return "open dev mode: owner `local`, no authentication (this machine only)";
+  return "external broker: mode unknown to this CLI";
+}
+
+std::string ageOf(int64_t startedAtMs) {
+  int64_t s = (Clock::real().wallMs() - startedAtMs) / 1000;
+  if (s < 120) return fmt::format("{}s", s);
+  if (s < 7200) return fmt::format("{}m", s / 60);
+  return fmt::format("{}h{:02}m", s / 3600, (s % 3600) / 60);
+}
+
+int runUp(const MeshCommandArgs& args) {
+  auto paths = MeshPaths::resolve(args.space);
+  if (!paths.isOk()) return printFailure("shoal up", paths.status());
+  supervisor::UpOptions options;
+  options.host = args.host;
+  options.preferredPort = args.port;
+  options.natsServer = args.natsServer;
+
+  if (args.foreground) {
+    Status st = supervisor::runSupervisor(*paths, options, [](const supervisor::MeshRecord& r) {
+      printOk(fmt::format("mesh `{}` up: broker {} (pid {}), store {}", r.space, r.url,
+                          r.brokerPid, r.storeDir));
+      std::fflush(stdout);
+    });
+    if (!st.isOk()) return printFailure("shoal up", st);
+    printOk("mesh stopped");
+    return 0;
+  }
+
+  auto outcome = supervisor::startDetached(*paths, options);
+  if (!outcome.isOk()) return printFailure("shoal up", outcome.status());
+  const auto& r = outcome->record;
+  if (outcome->alreadyRunning) {
+    printOk(fmt::format("mesh `{}` already up: broker {} (supervisor pid {}); nothing changed",
+                        r.space, r.url, r.supervisorPid));
+    return 0;
+  }
+  if (outcome->replacedStaleRecord) printNote("replaced a stale mesh record left by a dead supervisor");
+  printOk(fmt::format("mesh `{}` up: broker {} with JetStream", r.space, r.url));
+  printDetail(fmt::format("store {}", r.storeDir));
+  printDetail(fmt::format("logs  {}", paths->logDir));
+  printDetail("stop it with `shoal down`" +
+              (r.space == "main" ? std::string() : " --space " + r.space));
+  return 0;
+}
+
+json::object statusJson(const supervisor::MeshStatus& s) {
+  json::object broker;
+  broker["url"] = s.broker.url;
+  broker["reachable"] = s.broker.reachable;
+  broker["version"] = s.broker.version;
+  broker["serverId"] = s.broker.serverId;
+  broker["jetstream"] = s.broker.jetstream;
+  broker["rttMs"] = s.broker.rttMs;
+  if (!s.broker.error.isOk()) {
+    json::object err;
+    err["code"] = std::string(statusCodeName(s.broker.error.code()));
+    err["reason"] = std::string(s.broker.error.reason());
+    err["message"] = std::string(s.broker.error.message());
+    broker["error"] = std::move(err);
+  }
+  json::object out;
+  out["space"] = s.space;
+  out["mode"] = s.mode;
+  out["broker"] = std::move(broker);
+  if (s.record) {
+    json::object local;
+    local["storeDir"] = s.record->storeDir;
+    local["brokerPid"] = s.record->brokerPid;
+    local["supervisorPid"] = s.record->supervisorPid;
+    local["supervisorAlive"] = s.supervisorAlive;
+    local["startedAtMs"] = s.record->startedAtMs;
+    out["local"] = std::move(local);
+  } else {
+    out["local"] = nullptr;
+  }
+  out["ok"] = s.broker.reachable && s.broker.jetstream;
+  return out;
+}
+
+int runStatus(const MeshCommandArgs& args) {
+  auto paths = MeshPaths::resolve(args.space);
+  if (!paths.isOk()) return printFailure("shoal status", paths.status());
+  auto timeout = std::chrono::milliseconds(static_cast<int64_t>(args.timeoutSeconds * 1000));
+  auto st = supervisor::inspectMesh(*paths, args.server, timeout);
+  if (!st.isOk()) {
+    if (args.json) {
+      json::object out;
+      out["space"] = paths->space;
+      out["ok"] = false;
+      out["error"] = {{"code", std::string(statusCodeName(st.status().code()))},
+                      {"reason", std::string(st.status().reason())},
+                      {"message", std::string(st.status().message())}};
+      std::printf("%s\n", json::serialize(out).c_str());
+      return 1;
+    }
+    return printFailure("shoal status", st.status());
+  }
+  const supervisor::MeshStatus& s = *st;
+  bool healthy = s.broker.reachable && s.broker.jetstream;
+  if (args.json) {
+    std::printf("%s\n", json::serialize(statusJson(s)).c_str());
+    return healthy ? 0 : 1;
+  }
+  if (!s.broker.reachable) {
+    std::string why = s.broker.error.isOk() ? "no answer" : std::string(s.broker.error.message());
+    std::string remedy = s.record ? "; restart it with `shoal down && shoal up`"
+                                  : "; start it with `shoal up`";
+    return printFailure(fmt::format("broker {} unreachable", s.broker.url),
+                        unavailable("unreachable", why + remedy));
+  }
+  printOk(fmt::format("broker {} reachable: nats-server {}, rtt {:.2f} ms", s.broker.url,
+                      s.broker.version, s.broker.rttMs));
+  if (s.broker.jetstream) {
+    printOk(s.record ? fmt::format("JetStream ready, store {}", s.record->storeDir)
+                     : std::string("JetStream ready"));
+  } else {
+    std::fflush(stdout);
+    std::fprintf(stderr, "✗ JetStream is not enabled on %s: %s\n", s.broker.url.c_str(),
+                 std::string(s.broker.error.message()).c_str());
+  }
+  printNote(describeMode(s.mode));
+  if (s.record) {
+    printDetail(fmt::format("space {} · supervisor pid {}{} · broker pid {} · up {}", s.space,
+                            s.record->supervisorPid, s.supervisorAlive ? "" : " (gone!)",
+                            s.record->brokerPid, ageOf(s.record->startedAtMs)));
+  }
+  return healthy ? 0 : 1;
+}
+
+int runDown(const MeshCommandArgs& args) {
+  auto paths = MeshPaths::resolve(args.space);
+  if (!paths.isOk()) return printFailure("shoal down", paths.status());
+  auto outcome = supervisor::stopMesh(*paths, args.force);
+  if (!outcome.isOk()) return printFailure("shoal down", outcome.status());
+  if (outcome->wasRunning) {
+    printOk(fmt::format("mesh `{}` stopped (broker {} and its supervisor)", paths->space,
+                        outcome->record.url));
+  } else if (outcome->removedStaleRecord) {
+    printOk(fmt::format("mesh `{}` was not running; removed its stale record", paths->space));
+  } else {
+    printOk(fmt::format("mesh `{}` is not running; nothing to stop", paths->space));
+  }
+  return 0;
+}
+
+}  // namespace
+
+void registerMeshCommands(CLI::App& app, MeshCommandArgs& up, MeshCommandArgs& status,
+                          MeshCommandArgs& down) {
+  CLI::App* upCmd = app.add_subcommand("up", "start the local mesh (a supervised nats-server "
+                                             "with JetStream on 127.0.0.1)");
+  addSpace(upCmd, up);
+  upCmd->add_option("--port", up.port, "preferred broker port; the next free one is used if "
+                                       "it is taken")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 65535));
+  upCmd->add_option("--host", up.host, "address the broker listens on")->capture_default_str();
+  upCmd->add_option("--nats-server", up.natsServer, "nats-server binary (default: from PATH)");
+  upCmd->add_flag("--foreground", up.foreground,
+                  "run the supervisor in this terminal instead of detaching it");
+
+  CLI::App* statusCmd = app.add_subcommand("status", "show the mesh's health");
+  addSpace(statusCmd, status);
+  statusCmd->add_option("--server", status.server, "inspect this broker URL instead");
+  statusCmd->add_option("--timeout", status.timeoutSeconds, "seconds to wait for the broker")
+      ->capture_default_str();
+  statusCmd->add_flag("--json", status.json, "machine-readable output");
+
+  CLI::App* downCmd = app.add_subcommand("down", "stop the local mesh that `shoal up` started");
+  addSpace(downCmd, down);
+  downCmd->add_flag("--force", down.force, "also remove an unreadable mesh record");
+}
+
+int runMeshCommand(CLI::App& app, const MeshCommandArgs& up, const MeshCommandArgs& status,
+                   const MeshCommandArgs& down) {
+  if (app.got_subcommand("up")) return runUp(up);
+  if (app.got_subcommand("status")) return runStatus(status);
+  if (app.got_subcommand("down")) return runDown(down);
+  return -1;
+}
+
+}  // namespace shoal::cli

@@ -1,0 +1,709 @@
+#include "journal/format.h"
+
+#include <array>
+#include <charconv>
+#include <cstring>
+#include <exception>
+#include <limits>
+
+#include <boost/json.hpp>
+
+#if defined(__x86_64__)
+#include <nmmintrin.h>
+#endif
+
+#include "journal/limits.h"
+#include "journal/reasons.h"
+
+namespace shoal::journal {
+namespace json = boost::json;
+namespace {
+
+// ---- CRC-32C --------------------------------------------------------------------------------
+
+constexpr std::array<uint32_t, 256> makeCrcTable() {
+  std::array<uint32_t, 256> table{};
+  for (uint32_t i = 0; i < 256; ++i) {
+    uint32_t c = i;
+    for (int k = 0; k < 8; ++k)
+      c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+    table[i] = c;
+  }
+  return table;
+}
+constexpr std::array<uint32_t, 256> kCrcTable = makeCrcTable();
+
+uint32_t crc32cPortable(uint32_t crc, const unsigned char* p, size_t n) {
+  for (size_t i = 0; i < n; ++i)
+    crc = kCrcTable[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
+  return crc;
+}
+
+#if defined(__x86_64__)
+__attribute__((target("sse4.2"))) uint32_t crc32cHardware(uint32_t crc, const unsigned char* p,
+                                                          size_t n) {
+  uint64_t c = crc;
+  while (n >= 8) {
+    uint64_t word;
+    std::memcpy(&word, p, 8);
+    c = _mm_crc32_u64(c, word);
+    p += 8;
+    n -= 8;
+  }
+  uint32_t c32 = static_cast<uint32_t>(c);
+  while (n > 0) {
+    c32 = _mm_crc32_u8(c32, *p++);
+    --n;
+  }
+  return c32;
+}
+#endif
+
+// ---- Strings --------------------------------------------------------------------------------
+
+void appendEscaped(std::string& out, std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out += '"';
+  size_t run = 0;  // start of the pending unescaped run
+  for (size_t i = 0; i < s.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    out.append(s.data() + run, i - run);
+    run = i + 1;
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        out += "\\u00";
+        out += kHex[c >> 4];
+        out += kHex[c & 0xf];
+    }
+  }
+  out.append(s.data() + run, s.size() - run);
+  out += '"';
+}
+
+void appendUint(std::string& out, uint64_t v) {
+  char buf[24];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, end);
+}
+void appendInt(std::string& out, int64_t v) {
+  char buf[24];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, end);
+}
+
+void field(std::string& out, std::string_view key) {
+  if (out.back() != '{') out += ',';
+  out += '"';
+  out += key;  // keys are fixed ASCII identifiers
+  out += "\":";
+}
+
+constexpr char kB64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+std::string base64Encode(std::string_view in) {
+  std::string out;
+  out.reserve((in.size() + 2) / 3 * 4);
+  size_t i = 0;
+  for (; i + 3 <= in.size(); i += 3) {
+    uint32_t v =
+        (uint32_t(uint8_t(in[i])) << 16) | (uint32_t(uint8_t(in[i + 1])) << 8) | uint8_t(in[i + 2]);
+    out += kB64[v >> 18];
+    out += kB64[(v >> 12) & 63];
+    out += kB64[(v >> 6) & 63];
+    out += kB64[v & 63];
+  }
+  if (i < in.size()) {
+    uint32_t v = uint32_t(uint8_t(in[i])) << 16;
+    if (i + 1 < in.size()) v |= uint32_t(uint8_t(in[i + 1])) << 8;
+    out += kB64[v >> 18];
+    out += kB64[(v >> 12) & 63];
+    out += i + 1 < in.size() ? kB64[(v >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+// Strict: canonical padding, no whitespace, and the unused low bits must be zero.
+std::optional<std::string> base64Decode(std::string_view in) {
+  if (in.size() % 4 != 0) return std::nullopt;
+  auto val = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+  };
+  std::string out;
+  out.reserve(in.size() / 4 * 3);
+  for (size_t i = 0; i < in.size(); i += 4) {
+    bool last = i + 4 == in.size();
+    int pad = 0;
+    if (last && in[i + 3] == '=') pad = in[i + 2] == '=' ? 2 : 1;
+    int v[4];
+    for (int k = 0; k < 4 - pad; ++k) {
+      v[k] = val(in[i + k]);
+      if (v[k] < 0) return std::nullopt;
+    }
+    for (int k = 4 - pad; k < 4; ++k)
+      v[k] = 0;
+    uint32_t w =
+        (uint32_t(v[0]) << 18) | (uint32_t(v[1]) << 12) | (uint32_t(v[2]) << 6) | uint32_t(v[3]);
+    out += char(w >> 16);
+    if (pad < 2) out += char((w >> 8) & 0xff);
+    if (pad < 1) out += char(w & 0xff);
+    if ((pad == 2 && (w & 0xffff) != 0) || (pad == 1 && (w & 0xff) != 0)) return std::nullopt;
+  }
+  return out;
+}
+
+// ---- Decoding helpers ----------------------------------------------------------------------
+
+Status corrupt(std::string_view what) {
+  return dataLoss(reason::kCorrupt,
+                  std::string(".daemon-state.json is corrupt: ") + std::string(what) +
+                      " (the file was left untouched; restore it from a backup or move it aside "
+                      "after reconciling its owners by hand)");
+}
+Status unknownSemantics(std::string_view what) {
+  return failedPrecondition(
+      reason::kUnknownSemantics,
+      std::string(".daemon-state.json carries ownership semantics this build does not know: ") +
+          std::string(what) +
+          " (it was probably written by a newer Shoal; upgrade, or move the file aside; it was "
+          "not modified)");
+}
+Status unknownVersion(std::string_view what) {
+  return failedPrecondition(reason::kUnknownVersion,
+                            std::string(".daemon-state.json has ") + std::string(what) +
+                                "; this build reads schemaVersion " +
+                                std::to_string(kOldestReadableVersion) + ".." +
+                                std::to_string(kSchemaVersion) +
+                                " (upgrade Shoal, or move the file aside; it was not modified)");
+}
+
+bool getU64(const json::value& v, uint64_t& out) {
+  if (v.is_uint64()) {
+    out = v.get_uint64();
+    return true;
+  }
+  if (v.is_int64() && v.get_int64() >= 0) {
+    out = static_cast<uint64_t>(v.get_int64());
+    return true;
+  }
+  return false;
+}
+bool getI64(const json::value& v, int64_t& out) {
+  if (v.is_int64()) {
+    out = v.get_int64();
+    return true;
+  }
+  if (v.is_uint64() && v.get_uint64() <= uint64_t(std::numeric_limits<int64_t>::max())) {
+    out = static_cast<int64_t>(v.get_uint64());
+    return true;
+  }
+  return false;
+}
+bool getString(const json::value& v, std::string& out) {
+  const json::string* s = v.if_string();
+  if (s == nullptr) return false;
+  out.assign(s->data(), s->size());
+  return true;
+}
+
+Status decodeRuntime(const json::value& v, RuntimeIdentity& out) {
+  const json::object* o = v.if_object();
+  if (o == nullptr) return corrupt("runtime is not an object");
+  for (const auto& kv : *o) {
+    std::string* dst = nullptr;
+    if (kv.key() == "threadId") dst = &out.threadId;
+    if (kv.key() == "sessionId") dst = &out.sessionId;
+    if (kv.key() == "receipt") dst = &out.receipt;
+    if (dst == nullptr) return unknownSemantics("runtime field \"" + std::string(kv.key()) + '"');
+    if (!getString(kv.value(), *dst)) return corrupt("runtime." + std::string(kv.key()));
+  }
+  return Status::ok();
+}
+
+Status decodeRecord(const json::value& v, bool inLive, OwnershipRecord& r) {
+  const json::object* o = v.if_object();
+  if (o == nullptr) return corrupt("a record is not an object");
+  std::string state, phase, outcome;
+  bool hasId = false, hasSeq = false, hasState = false, hasEpoch = false, hasGen = false,
+       hasAdmitted = false, hasSince = false, hasTermSeq = false, hasBody = false;
+  for (const auto& kv : *o) {
+    std::string_view k = kv.key();
+    const json::value& x = kv.value();
+    bool ok = true;
+    if (k == "id")
+      ok = hasId = getString(x, r.id);
+    else if (k == "seq")
+      ok = hasSeq = getU64(x, r.seq);
+    else if (k == "state")
+      ok = hasState = getString(x, state);
+    else if (k == "phase")
+      ok = getString(x, phase) && !phase.empty();
+    else if (k == "outcome")
+      ok = getString(x, outcome) && !outcome.empty();
+    else if (k == "epoch")
+      ok = hasEpoch = getU64(x, r.token.epoch);
+    else if (k == "generation")
+      ok = hasGen = getU64(x, r.token.generation);
+    else if (k == "admittedAtMs")
+      ok = hasAdmitted = getI64(x, r.admittedAtMs);
+    else if (k == "stateSinceMs")
+      ok = hasSince = getI64(x, r.stateSinceMs);
+    else if (k == "terminalSeq")
+      ok = hasTermSeq = getU64(x, r.terminalSeq);
+    else if (k == "reason")
+      ok = getString(x, r.reason);
+    else if (k == "target")
+      ok = getString(x, r.target);
+    else if (k == "wake")
+      ok = getString(x, r.wake);
+    else if (k == "runtime") {
+      SHOAL_RETURN_IF_ERROR(decodeRuntime(x, r.runtime));
+    } else if (k == "body") {
+      if (hasBody) return corrupt("record has both body and bodyBase64");
+      ok = hasBody = getString(x, r.body);
+    } else if (k == "bodyBase64") {
+      std::string b64;
+      if (hasBody || !getString(x, b64)) return corrupt("record bodyBase64");
+      auto raw = base64Decode(b64);
+      if (!raw) return corrupt("record bodyBase64 is not canonical base64");
+      r.body = std::move(*raw);
+      hasBody = true;
+    } else {
+      return unknownSemantics("record field \"" + std::string(k) + '"');
+    }
+    if (!ok) return corrupt("record field \"" + std::string(k) + "\" has the wrong type");
+  }
+  if (!hasId || !hasSeq || !hasState || !hasEpoch || !hasGen || !hasAdmitted || !hasSince) {
+    return corrupt("record \"" + r.id + "\" misses a required field");
+  }
+  if (state == "queued") {
+    if (!phase.empty() || !outcome.empty()) return unknownSemantics("queued with a phase");
+    r.state = OwnerState::kQueued;
+  } else if (state == "inflight") {
+    if (!outcome.empty()) return unknownSemantics("inflight with an outcome");
+    if (phase == "dispatching")
+      r.state = OwnerState::kDispatching;
+    else if (phase == "outcome_unknown")
+      r.state = OwnerState::kOutcomeUnknown;
+    else
+      return unknownSemantics("inflight phase \"" + phase + '"');
+  } else if (state == "terminal") {
+    if (!phase.empty()) return unknownSemantics("terminal with a phase");
+    if (outcome == "surfaced")
+      r.state = OwnerState::kSurfaced;
+    else if (outcome == "failed")
+      r.state = OwnerState::kFailed;
+    else
+      return unknownSemantics("terminal outcome \"" + outcome + '"');
+  } else {
+    return unknownSemantics("state \"" + state + '"');
+  }
+  if (isLive(r.state)) {
+    if (!inLive) return corrupt("live record \"" + r.id + "\" stored among tombstones");
+    if (!hasBody) return corrupt("live record \"" + r.id + "\" has no body");
+    if (hasTermSeq) return corrupt("live record \"" + r.id + "\" has a terminalSeq");
+  } else {
+    if (inLive) return corrupt("terminal record \"" + r.id + "\" stored among live owners");
+    if (hasBody || !r.wake.empty()) return corrupt("tombstone \"" + r.id + "\" holds a body");
+    if (!hasTermSeq) return corrupt("tombstone \"" + r.id + "\" has no terminalSeq");
+    if (r.reason.empty()) return corrupt("tombstone \"" + r.id + "\" has no reason");
+  }
+  return Status::ok();
+}
+
+Status decodeSections(const json::value& v, SectionMap& out) {
+  const json::object* o = v.if_object();
+  if (o == nullptr) return corrupt("sections is not an object");
+  for (const auto& kv : *o) {
+    const json::object* s = kv.value().if_object();
+    if (s == nullptr || s->size() != 2) return corrupt("section is not {revision, value}");
+    Section section;
+    const json::value* rev = s->if_contains("revision");
+    const json::value* value = s->if_contains("value");
+    if (rev == nullptr || value == nullptr || !getU64(*rev, section.revision)) {
+      return corrupt("section \"" + std::string(kv.key()) + "\" is malformed");
+    }
+    section.valueJson = json::serialize(*value);
+    if (!out.emplace(std::string(kv.key()), std::move(section)).second) {
+      return corrupt("section \"" + std::string(kv.key()) + "\" appears twice");
+    }
+  }
+  return Status::ok();
+}
+
+Status decodeResume(const json::value& v, ResumeSafety& out) {
+  const json::object* o = v.if_object();
+  if (o == nullptr) return corrupt("resumeSafety is not an object");
+  bool hasSafe = false, hasEpoch = false, hasVersion = false;
+  for (const auto& kv : *o) {
+    if (kv.key() == "safe" && kv.value().is_bool()) {
+      out.safe = kv.value().get_bool();
+      hasSafe = true;
+    } else if (kv.key() == "launchEpoch" && getU64(kv.value(), out.launchEpoch)) {
+      hasEpoch = true;
+    } else if (kv.key() == "version" && getU64(kv.value(), out.version)) {
+      hasVersion = true;
+    } else if (kv.key() != "safe" && kv.key() != "launchEpoch" && kv.key() != "version") {
+      return unknownSemantics("resumeSafety field \"" + std::string(kv.key()) + '"');
+    } else {
+      return corrupt("resumeSafety." + std::string(kv.key()) + " has the wrong type");
+    }
+  }
+  if (!hasSafe || !hasEpoch || !hasVersion) return corrupt("resumeSafety misses a field");
+  return Status::ok();
+}
+
+constexpr std::string_view kVersionPrefix = "{\"schemaVersion\":";
+constexpr std::string_view kCrcOpen = ",\n\"crc32c\":\"";
+constexpr std::string_view kCrcClose = "\"}\n";
+constexpr size_t kTrailerSize = kCrcOpen.size() + 8 + kCrcClose.size();
+
+// The schemaVersion of `bytes`, read without trusting the rest of the file.
+Result<uint32_t> sniffVersion(std::string_view bytes) {
+  if (bytes.substr(0, kVersionPrefix.size()) == kVersionPrefix) {
+    std::string_view rest = bytes.substr(kVersionPrefix.size());
+    uint64_t v = 0;
+    auto [end, ec] =
+        std::from_chars(rest.data(), rest.data() + std::min<size_t>(rest.size(), 20), v);
+    if (ec == std::errc::result_out_of_range) return unknownVersion("a huge schemaVersion");
+    if (ec != std::errc() || end == rest.data()) return corrupt("schemaVersion is not a number");
+    if (v > std::numeric_limits<uint32_t>::max()) {
+      return unknownVersion("schemaVersion " + std::to_string(v));
+    }
+    return static_cast<uint32_t>(v);
+  }
+  // Not our framing: maybe another writer's JSON. Read it only to name what it is.
+  json::error_code ec;
+  json::parse_options opts;
+  opts.max_depth = 64;
+  json::value doc = json::parse(bytes, ec, {}, opts);
+  if (ec) return corrupt(bytes.empty() ? "the file is empty" : "not a JSON document");
+  const json::object* o = doc.if_object();
+  if (o == nullptr) return corrupt("the document is not a JSON object");
+  const json::value* ver = o->if_contains("schemaVersion");
+  if (ver == nullptr) return unknownVersion("no schemaVersion (an unversioned format)");
+  uint64_t v = 0;
+  if (!getU64(*ver, v)) return unknownVersion("a schemaVersion that is not a number");
+  if (v > std::numeric_limits<uint32_t>::max()) {
+    return unknownVersion("schemaVersion " + std::to_string(v));
+  }
+  return static_cast<uint32_t>(v);
+}
+
+Result<DecodedFile> decodeV1(std::string_view bytes) {
+  if (bytes.size() < kTrailerSize || bytes.substr(bytes.size() - kCrcClose.size()) != kCrcClose ||
+      bytes.substr(bytes.size() - kTrailerSize, kCrcOpen.size()) != kCrcOpen) {
+    return corrupt("the checksum trailer is missing (truncated file?)");
+  }
+  std::string_view hex = bytes.substr(bytes.size() - kTrailerSize + kCrcOpen.size(), 8);
+  uint32_t stored = 0;
+  auto [end, ec] = std::from_chars(hex.data(), hex.data() + hex.size(), stored, 16);
+  if (ec != std::errc() || end != hex.data() + hex.size()) return corrupt("checksum is not hex");
+  for (char c : hex) {
+    if (c >= 'A' && c <= 'F') return corrupt("checksum is not lower-case hex");
+  }
+  if (stored != crc32c(bytes.substr(0, bytes.size() - kTrailerSize))) {
+    return corrupt("checksum mismatch");
+  }
+  json::error_code jec;
+  json::parse_options opts;
+  opts.max_depth = 64;
+  json::value doc = json::parse(bytes, jec, {}, opts);
+  if (jec) return corrupt("not valid JSON: " + jec.message());
+  const json::object* root = doc.if_object();
+  if (root == nullptr) return corrupt("the document is not an object");
+
+  DecodedFile out;
+  out.sourceVersion = 1;
+  bool hasFormat = false, hasEpoch = false, hasGen = false, hasSeq = false, hasResume = false,
+       hasSections = false, hasLive = false, hasTombs = false;
+  for (const auto& kv : *root) {
+    std::string_view k = kv.key();
+    const json::value& x = kv.value();
+    if (k == "schemaVersion" || k == "crc32c") continue;
+    if (k == "format") {
+      const json::string* s = x.if_string();
+      if (s == nullptr || *s != kFormatName)
+        return unknownSemantics("format is not " + std::string(kFormatName));
+      hasFormat = true;
+    } else if (k == "storeEpoch") {
+      if (!(hasEpoch = getU64(x, out.header.storeEpoch))) return corrupt("storeEpoch");
+    } else if (k == "nextGeneration") {
+      if (!(hasGen = getU64(x, out.header.nextGeneration))) return corrupt("nextGeneration");
+    } else if (k == "nextSeq") {
+      if (!(hasSeq = getU64(x, out.header.nextSeq))) return corrupt("nextSeq");
+    } else if (k == "resumeSafety") {
+      SHOAL_RETURN_IF_ERROR(decodeResume(x, out.resumeSafety));
+      hasResume = true;
+    } else if (k == "sections") {
+      SHOAL_RETURN_IF_ERROR(decodeSections(x, out.sections));
+      hasSections = true;
+    } else if (k == "live" || k == "tombstones") {
+      const json::array* a = x.if_array();
+      if (a == nullptr) return corrupt(std::string(k) + " is not an array");
+      bool live = k == "live";
+      auto& dst = live ? out.live : out.tombstones;
+      dst.reserve(a->size());
+      for (const json::value& rv : *a) {
+        OwnershipRecord r;
+        SHOAL_RETURN_IF_ERROR(decodeRecord(rv, live, r));
+        dst.push_back(std::move(r));
+      }
+      (live ? hasLive : hasTombs) = true;
+    } else {
+      return unknownSemantics("top-level field \"" + std::string(k) + '"');
+    }
+  }
+  if (!hasFormat || !hasEpoch || !hasGen || !hasSeq || !hasResume || !hasSections || !hasLive ||
+      !hasTombs) {
+    return corrupt("a top-level field is missing");
+  }
+  return out;
+}
+
+}  // namespace
+
+uint32_t crc32c(std::string_view data) {
+  const auto* p = reinterpret_cast<const unsigned char*>(data.data());
+#if defined(__x86_64__)
+  static const bool kHardware = __builtin_cpu_supports("sse4.2");
+  if (kHardware) return ~crc32cHardware(~0u, p, data.size());
+#endif
+  return ~crc32cPortable(~0u, p, data.size());
+}
+
+bool isValidUtf8(std::string_view s) {
+  size_t i = 0;
+  const size_t n = s.size();
+  while (i < n) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t len;
+    uint32_t cp;
+    if ((c & 0xE0) == 0xC0) {
+      len = 2;
+      cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      len = 3;
+      cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      len = 4;
+      cp = c & 0x07;
+    } else {
+      return false;
+    }
+    if (i + len > n) return false;
+    for (size_t k = 1; k < len; ++k) {
+      unsigned char cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (cc & 0x3F);
+    }
+    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+        cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
+      return false;
+    }
+    i += len;
+  }
+  return true;
+}
+
+std::string encodeRecord(const OwnershipRecord& r) {
+  std::string out;
+  out.reserve(192 + r.body.size() + r.body.size() / 8 + r.target.size() + r.wake.size());
+  out += '{';
+  field(out, "id");
+  appendEscaped(out, r.id);
+  field(out, "seq");
+  appendUint(out, r.seq);
+  field(out, "state");
+  switch (r.state) {
+    case OwnerState::kQueued:
+      out += "\"queued\"";
+      break;
+    case OwnerState::kDispatching:
+      out += "\"inflight\",\"phase\":\"dispatching\"";
+      break;
+    case OwnerState::kOutcomeUnknown:
+      out += "\"inflight\",\"phase\":\"outcome_unknown\"";
+      break;
+    case OwnerState::kSurfaced:
+      out += "\"terminal\",\"outcome\":\"surfaced\"";
+      break;
+    case OwnerState::kFailed:
+      out += "\"terminal\",\"outcome\":\"failed\"";
+      break;
+  }
+  field(out, "epoch");
+  appendUint(out, r.token.epoch);
+  field(out, "generation");
+  appendUint(out, r.token.generation);
+  field(out, "admittedAtMs");
+  appendInt(out, r.admittedAtMs);
+  field(out, "stateSinceMs");
+  appendInt(out, r.stateSinceMs);
+  if (isTerminal(r.state)) {
+    field(out, "terminalSeq");
+    appendUint(out, r.terminalSeq);
+  }
+  auto optional = [&out](std::string_view key, const std::string& v) {
+    if (v.empty()) return;
+    field(out, key);
+    appendEscaped(out, v);
+  };
+  optional("reason", r.reason);
+  optional("target", r.target);
+  if (isLive(r.state)) optional("wake", r.wake);
+  if (!r.runtime.empty()) {
+    field(out, "runtime");
+    out += '{';
+    optional("threadId", r.runtime.threadId);
+    optional("sessionId", r.runtime.sessionId);
+    optional("receipt", r.runtime.receipt);
+    out += '}';
+  }
+  if (isLive(r.state)) {
+    if (isValidUtf8(r.body)) {
+      field(out, "body");
+      appendEscaped(out, r.body);
+    } else {
+      field(out, "bodyBase64");
+      out += '"';
+      out += base64Encode(r.body);
+      out += '"';
+    }
+  }
+  out += '}';
+  return out;
+}
+
+std::string encodeResumeSafety(const ResumeSafety& s) {
+  std::string out = "{\"safe\":";
+  out += s.safe ? "true" : "false";
+  out += ",\"launchEpoch\":";
+  appendUint(out, s.launchEpoch);
+  out += ",\"version\":";
+  appendUint(out, s.version);
+  out += '}';
+  return out;
+}
+
+std::string encodeSections(const SectionMap& sections) {
+  std::string out = "{";
+  for (const auto& [name, section] : sections) {
+    if (out.size() > 1) out += ',';
+    appendEscaped(out, name);
+    out += ":{\"revision\":";
+    appendUint(out, section.revision);
+    out += ",\"value\":";
+    out += section.valueJson;
+    out += '}';
+  }
+  out += '}';
+  return out;
+}
+
+std::string encodeFile(const FileHeader& h, std::string_view resumeSafetyJson,
+                       std::string_view sectionsJson, const std::vector<RecordBytes>& live,
+                       const std::vector<RecordBytes>& tombstones) {
+  size_t total = 256 + resumeSafetyJson.size() + sectionsJson.size();
+  for (const auto& r : live)
+    total += r->size() + 2;
+  for (const auto& r : tombstones)
+    total += r->size() + 2;
+  std::string out;
+  out.reserve(total);
+  out += kVersionPrefix;
+  appendUint(out, kSchemaVersion);
+  out += ",\"format\":";
+  appendEscaped(out, kFormatName);
+  out += ",\"storeEpoch\":";
+  appendUint(out, h.storeEpoch);
+  out += ",\"nextGeneration\":";
+  appendUint(out, h.nextGeneration);
+  out += ",\"nextSeq\":";
+  appendUint(out, h.nextSeq);
+  out += ",\n\"resumeSafety\":";
+  out += resumeSafetyJson;
+  out += ",\n\"sections\":";
+  out += sectionsJson;
+  auto list = [&out](std::string_view key, const std::vector<RecordBytes>& records) {
+    out += ",\n\"";
+    out += key;
+    out += "\":[";
+    for (size_t i = 0; i < records.size(); ++i) {
+      out += i == 0 ? "\n" : ",\n";
+      out += *records[i];
+    }
+    out += ']';
+  };
+  list("live", live);
+  list("tombstones", tombstones);
+  char hex[9];
+  uint32_t crc = crc32c(out);
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (int i = 0; i < 8; ++i)
+    hex[i] = kHex[(crc >> (28 - 4 * i)) & 0xf];
+  hex[8] = '\0';
+  out += kCrcOpen;
+  out += hex;
+  out += kCrcClose;
+  return out;
+}
+
+Result<std::string> canonicalJson(std::string_view text, size_t maxDepth) {
+  try {
+    json::error_code ec;
+    json::parse_options opts;
+    opts.max_depth = maxDepth;
+    json::value v = json::parse(text, ec, {}, opts);
+    if (ec) {
+      return invalidArgument(reason::kBadField, "section value is not JSON: " + ec.message());
+    }
+    return json::serialize(v);
+  } catch (const std::exception& e) {
+    return invalidArgument(reason::kBadField, std::string("section value: ") + e.what());
+  }
+}
+
+Result<DecodedFile> decodeFile(std::string_view bytes) {
+  try {
+    SHOAL_ASSIGN_OR_RETURN(uint32_t version, sniffVersion(bytes));
+    if (version == 1) return decodeV1(bytes);
+    // Retired versions would be read and migrated here, oldest first.
+    return unknownVersion("schemaVersion " + std::to_string(version));
+  } catch (const std::exception& e) {
+    return corrupt(std::string("decoder failure: ") + e.what());
+  }
+}
+
+}  // namespace shoal::journal

@@ -1,0 +1,65 @@
+// The local mesh on this machine: what `shoal up`, `shoal down` and `shoal status` act on.
+//
+// `shoal up` starts a supervisor process (this same binary, `shoal up --foreground`) in its
+// own session, so it outlives the terminal. The supervisor starts nats-server with JetStream on
+// 127.0.0.1 (the preferred port, else the next free one) with its store under
+// MeshPaths::brokerStoreDir, writes the MeshRecord once the broker accepts connections, restarts
+// the broker if it dies (backoff 0.5 s doubling to 8 s; more than 5 crashes in 60 s gives up),
+// and on SIGTERM/SIGINT stops the broker and removes the record. Later issues add the planes,
+// the seat daemon and the dashboard to the same supervisor.
+//
+// `shoal down` only stops what a supervisor started: it checks the recorded pids' command
+// lines before signalling anything, so a reused pid or a foreign broker is never touched.
+//
+// Thread safety: the functions are called from the CLI's one thread.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <string>
+
+#include "base/result.h"
+#include "supervisor/mesh_paths.h"
+#include "supervisor/mesh_record.h"
+
+namespace shoal::supervisor {
+
+struct UpOptions {
+  std::string host = "127.0.0.1";
+  int preferredPort = 4222;  // 4222 or the next free port (DESIGN.md §9)
+  std::string natsServer;    // empty: find nats-server on PATH or in /usr/sbin
+  std::chrono::milliseconds readyTimeout{20'000};
+};
+
+// Runs the supervisor in this process until SIGTERM or SIGINT; `onReady` is called once the
+// broker accepts connections and the record is written. Returns OK on a requested stop, an
+// error if the broker cannot be started or keeps crashing.
+Status runSupervisor(const MeshPaths& paths, const UpOptions& options,
+                     const std::function<void(const MeshRecord&)>& onReady);
+
+struct UpOutcome {
+  MeshRecord record;
+  bool alreadyRunning = false;  // a live supervisor for this space was found; nothing started
+  bool replacedStaleRecord = false;
+};
+
+// `shoal up`: finds a running local mesh, or detaches a new supervisor and waits until its
+// broker is ready. Fails with the tail of the supervisor's log if it does not come up.
+Result<UpOutcome> startDetached(const MeshPaths& paths, const UpOptions& options);
+
+struct DownOutcome {
+  bool wasRunning = false;           // a live supervisor was stopped
+  bool removedStaleRecord = false;   // the record named processes that were already gone
+  MeshRecord record;
+};
+
+// `shoal down`: stops the supervisor (which stops its broker) and waits until both are gone.
+// With `force`, also removes a record that cannot be read.
+Result<DownOutcome> stopMesh(const MeshPaths& paths, bool force,
+                             std::chrono::milliseconds timeout = std::chrono::seconds(15));
+
+// The nats-server binary: `configured` if non-empty, else PATH, else /usr/sbin/nats-server.
+// kFailedPrecondition (reason `nats-server-missing`) naming scripts/bootstrap otherwise.
+Result<std::string> findNatsServer(const std::string& configured);
+
+}  // namespace shoal::supervisor

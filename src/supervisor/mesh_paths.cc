@@ -1,0 +1,49 @@
+#include "supervisor/mesh_paths.h"
+
+#include <cstdlib>
+
+namespace shoal::supervisor {
+namespace {
+
+std::string envOr(const char* name, const std::string& fallback) {
+  const char* v = std::getenv(name);
+  return (v != nullptr && v[0] == '/') ? std::string(v) : fallback;
+}
+
+// Same mapping as the wire's token sanitiser: anything outside [A-Za-z0-9_-] becomes '_'.
+std::string safeSpace(std::string_view space) {
+  std::string out;
+  for (char c : space) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '-';
+    out += ok ? c : '_';
+  }
+  return out.empty() ? "_" : out;
+}
+
+}  // namespace
+
+Result<MeshPaths> MeshPaths::resolve(std::string_view space) {
+  const char* home = std::getenv("HOME");
+  std::string homeDir = (home != nullptr && home[0] == '/') ? home : "";
+  std::string dataHome = envOr("XDG_DATA_HOME", homeDir.empty() ? "" : homeDir + "/.local/share");
+  std::string stateHome =
+      envOr("XDG_STATE_HOME", homeDir.empty() ? "" : homeDir + "/.local/state");
+  if (dataHome.empty() || stateHome.empty()) {
+    return failedPrecondition("no-home",
+                              "cannot place Shoal's files: set HOME (or XDG_DATA_HOME and "
+                              "XDG_STATE_HOME) to an absolute path");
+  }
+  MeshPaths p;
+  p.space = safeSpace(space);
+  p.dataDir = dataHome + "/shoal/" + p.space;
+  p.brokerStoreDir = p.dataDir + "/broker";
+  p.stateDir = stateHome + "/shoal";
+  p.registryFile = p.stateDir + "/meshes/" + p.space + ".json";
+  p.logDir = p.stateDir + "/logs";
+  p.brokerLog = p.logDir + "/" + p.space + "-broker.log";
+  p.supervisorLog = p.logDir + "/" + p.space + "-supervisor.log";
+  return p;
+}
+
+}  // namespace shoal::supervisor

@@ -1,0 +1,38 @@
+// MeshPaths: where one space's local mesh keeps its files on this machine (DESIGN.md §9).
+//
+//   data     $XDG_DATA_HOME/shoal/<space>/            (default ~/.local/share/shoal/<space>)
+//   broker   <data>/broker                             JetStream store of the embedded broker
+//   state    $XDG_STATE_HOME/shoal/                    (default ~/.local/state/shoal)
+//   registry <state>/meshes/<space>.json               the mesh registry record (MeshRecord)
+//   logs     <state>/logs/<space>-{broker,supervisor}.log
+//
+// The space name is sanitised to a routing token first, so a path can never escape its folder.
+//
+// Thread safety: a value type. Reads the environment once, in resolve().
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "base/result.h"
+
+namespace shoal::supervisor {
+
+struct MeshPaths {
+  std::string space;
+  std::string dataDir;
+  std::string brokerStoreDir;
+  std::string stateDir;
+  std::string registryFile;
+  std::string logDir;
+  std::string brokerLog;
+  std::string supervisorLog;
+
+  // Fails (kFailedPrecondition) only when neither XDG variables nor HOME are set.
+  static Result<MeshPaths> resolve(std::string_view space);
+};
+
+// The default space (DESIGN.md §9).
+inline constexpr std::string_view kDefaultSpace = "main";
+
+}  // namespace shoal::supervisor

@@ -1,0 +1,43 @@
+// MeshStatus: what `shoal status` reports about a space's mesh — read, never changed.
+//
+// The broker is found from the mesh registry (MeshRecord) or from an explicit URL; it is then
+// asked directly (a real connection, server INFO and a JetStream account request), so a stale
+// registry shows as "unreachable", not as up.
+//
+// Thread safety: inspectMesh may be called from any thread; it opens its own connection.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include "base/result.h"
+#include "supervisor/mesh_paths.h"
+#include "supervisor/mesh_record.h"
+
+namespace shoal::supervisor {
+
+struct BrokerStatus {
+  std::string url;
+  bool reachable = false;
+  std::string version;   // nats-server version, e.g. "2.9.10"
+  std::string serverId;
+  bool jetstream = false;
+  double rttMs = 0;
+  Status error;          // why it is unreachable or JetStream is off; OK otherwise
+};
+
+struct MeshStatus {
+  std::string space;
+  std::optional<MeshRecord> record;  // absent: no local mesh recorded for this space
+  bool supervisorAlive = false;
+  BrokerStatus broker;
+  std::string mode;  // "open" (owner `local`, no authentication) or "external"
+};
+
+// With `serverUrl` empty, inspects the recorded local mesh; kNotFound (reason `mesh-not-up`)
+// when nothing is recorded. With a URL, inspects that broker directly.
+Result<MeshStatus> inspectMesh(const MeshPaths& paths, const std::string& serverUrl,
+                               std::chrono::milliseconds timeout);
+
+}  // namespace shoal::supervisor

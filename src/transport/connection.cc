@@ -1,0 +1,649 @@
+#include "transport/connection.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstdlib>
+#include <mutex>
+#include <random>
+
+#include <boost/json.hpp>
+
+#include "base/ids.h"
+#include "base/log.h"
+#include "transport/nats_internal.h"
+#include "transport/server_probe.h"
+#include "transport/status_map.h"
+
+namespace shoal::transport {
+
+// ---------------------------------------------------------------------------------------------
+// Helpers shared by the transport .cc files (declared in nats_internal.h).
+
+namespace detail {
+
+Status natsError(natsStatus s, std::string_view operation, jsErrCode js) {
+  // nats.c keeps the last error per thread and some calls fail without setting it: use the
+  // text only when it belongs to this failure, never a stale one from an earlier call.
+  natsStatus lastStatus = NATS_OK;
+  const char* text = nats_GetLastError(&lastStatus);
+  std::string_view usable;
+  if (text != nullptr && lastStatus == s) usable = text;
+  return statusFromNats(static_cast<int>(s), static_cast<int>(js), operation, usable);
+}
+
+int64_t timeoutMs(std::chrono::milliseconds d) {
+  return std::max<int64_t>(1, d.count());
+}
+
+std::string nulTerminated(std::string_view s) {
+  return std::string(s);
+}
+
+Headers readHeaders(natsMsg* msg) {
+  Headers out;
+  const char** keys = nullptr;
+  int keyCount = 0;
+  if (natsMsgHeader_Keys(msg, &keys, &keyCount) != NATS_OK || keys == nullptr) return out;
+  for (int i = 0; i < keyCount; ++i) {
+    const char** values = nullptr;
+    int valueCount = 0;
+    if (natsMsgHeader_Values(msg, keys[i], &values, &valueCount) == NATS_OK && values) {
+      for (int j = 0; j < valueCount; ++j)
+        out.emplace_back(keys[i], values[j] ? values[j] : "");
+      free(static_cast<void*>(values));
+    }
+  }
+  free(static_cast<void*>(keys));
+  return out;
+}
+
+Message toMessage(natsMsg* msg) {
+  Message m;
+  if (const char* s = natsMsg_GetSubject(msg)) m.subject = s;
+  if (const char* r = natsMsg_GetReply(msg)) m.reply = r;
+  const char* data = natsMsg_GetData(msg);
+  int len = natsMsg_GetDataLength(msg);
+  if (data != nullptr && len > 0) m.data.assign(data, static_cast<size_t>(len));
+  m.headers = readHeaders(msg);
+  return m;
+}
+
+Result<MsgPtr> makeMsg(std::string_view subject, std::string_view reply, std::string_view data,
+                       const Headers& headers) {
+  if (data.size() > static_cast<size_t>(INT32_MAX)) {
+    return resourceExhausted("max-payload", "payload larger than 2 GiB");
+  }
+  std::string subj(subject);
+  std::string rep(reply);
+  natsMsg* raw = nullptr;
+  natsStatus s = natsMsg_Create(&raw, subj.c_str(), rep.empty() ? nullptr : rep.c_str(),
+                                data.data(), static_cast<int>(data.size()));
+  if (s != NATS_OK) return natsError(s, "building a message for '" + subj + "'");
+  MsgPtr msg(raw);
+  for (const auto& [name, value] : headers) {
+    s = natsMsgHeader_Add(msg.get(), name.c_str(), value.c_str());
+    if (s != NATS_OK) return natsError(s, "adding header '" + name + "'");
+  }
+  return msg;
+}
+
+}  // namespace detail
+
+std::optional<std::string> findHeader(const Headers& headers, std::string_view name) {
+  for (const auto& [k, v] : headers) {
+    if (k == name) return v;
+  }
+  return std::nullopt;
+}
+
+std::string_view connectionEventKindName(ConnectionEventKind kind) {
+  switch (kind) {
+    case ConnectionEventKind::kDisconnected:
+      return "disconnected";
+    case ConnectionEventKind::kReconnected:
+      return "reconnected";
+    case ConnectionEventKind::kClosed:
+      return "closed";
+    case ConnectionEventKind::kAsyncError:
+      return "async-error";
+  }
+  return "unknown";
+}
+
+std::string_view connectionStateName(ConnectionState state) {
+  switch (state) {
+    case ConnectionState::kDisconnected:
+      return "disconnected";
+    case ConnectionState::kConnecting:
+      return "connecting";
+    case ConnectionState::kConnected:
+      return "connected";
+    case ConnectionState::kClosed:
+      return "closed";
+    case ConnectionState::kReconnecting:
+      return "reconnecting";
+    case ConnectionState::kDraining:
+      return "draining";
+  }
+  return "unknown";
+}
+
+namespace {
+
+using detail::natsError;
+using detail::timeoutMs;
+
+// How long a destructor waits for nats.c to confirm that no callback will run any more. Past
+// it, the callback state is deliberately leaked rather than freed under a running callback.
+constexpr std::chrono::seconds kCallbackDrainLimit{10};
+
+// The text between the first pair of double quotes: the subject in nats-server's
+// `Permissions Violation for Subscription to "foo.bar"`.
+std::string quotedSubject(std::string_view text) {
+  auto open = text.find('"');
+  if (open == std::string_view::npos) return "";
+  auto close = text.find('"', open + 1);
+  if (close == std::string_view::npos) return "";
+  return std::string(text.substr(open + 1, close - open - 1));
+}
+
+}  // namespace
+
+// State reached from nats.c's connection callbacks. Allocated before connect, freed only after
+// the closed callback has run (the last one nats.c makes for a connection).
+struct EventSink {
+  ConnectionEventHandler handler;
+  int64_t reconnectWaitMs = 3000;
+  int64_t reconnectWaitMaxMs = 60000;
+
+  std::atomic<uint64_t> disconnects{0};
+  std::atomic<uint64_t> reconnects{0};
+  std::atomic<uint64_t> asyncErrors{0};
+  std::atomic<uint64_t> permissionViolations{0};
+
+  std::mutex mu;
+  std::condition_variable closedCv;
+  bool closed = false;    // guarded by mu
+  Status lastAsyncError;  // guarded by mu
+
+  void emit(const ConnectionEvent& event) {
+    if (!handler) return;
+    try {
+      handler(event);
+    } catch (const std::exception& e) {
+      log::error("transport: connection event handler threw: {}", e.what());
+    } catch (...) {
+      log::error("transport: connection event handler threw a non-exception");
+    }
+  }
+};
+
+namespace {
+
+void onDisconnected(natsConnection*, void* closure) {
+  auto* sink = static_cast<EventSink*>(closure);
+  sink->disconnects.fetch_add(1, std::memory_order_relaxed);
+  sink->emit({ConnectionEventKind::kDisconnected, Status::ok(), ""});
+}
+
+void onReconnected(natsConnection*, void* closure) {
+  auto* sink = static_cast<EventSink*>(closure);
+  sink->reconnects.fetch_add(1, std::memory_order_relaxed);
+  sink->emit({ConnectionEventKind::kReconnected, Status::ok(), ""});
+}
+
+void onClosed(natsConnection*, void* closure) {
+  auto* sink = static_cast<EventSink*>(closure);
+  sink->emit({ConnectionEventKind::kClosed, Status::ok(), ""});
+  std::lock_guard lock(sink->mu);
+  sink->closed = true;
+  sink->closedCv.notify_all();
+  // Nothing touches `sink` after this point: the destructor may free it once it sees `closed`.
+}
+
+void onAsyncError(natsConnection* nc, natsSubscription* sub, natsStatus err, void* closure) {
+  auto* sink = static_cast<EventSink*>(closure);
+  ConnectionEvent event;
+  event.kind = ConnectionEventKind::kAsyncError;
+  std::string text;
+  if (err == NATS_NOT_PERMITTED) {
+    const char* last = nullptr;
+    natsConnection_GetLastError(nc, &last);
+    if (last != nullptr) text = last;
+  }
+  if (sub != nullptr) {
+    if (const char* subj = natsSubscription_GetSubject(sub)) event.subject = subj;
+  }
+  if (err == NATS_NOT_PERMITTED) {
+    std::string denied = quotedSubject(text);
+    if (!denied.empty()) event.subject = denied;
+    event.status =
+        permissionDenied("permission-violation",
+                         (text.empty() ? std::string("permissions violation") : text) +
+                             (event.subject.empty() ? "" : " (subject '" + event.subject + "')"));
+    sink->permissionViolations.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    std::string what = "asynchronous error";
+    if (!event.subject.empty()) what += " on subscription '" + event.subject + "'";
+    event.status = statusFromNats(static_cast<int>(err), 0, what, natsStatus_GetText(err));
+  }
+  sink->asyncErrors.fetch_add(1, std::memory_order_relaxed);
+  {
+    std::lock_guard lock(sink->mu);
+    sink->lastAsyncError = event.status;
+  }
+  sink->emit(event);
+}
+
+int64_t reconnectDelay(natsConnection*, int attempts, void* closure) {
+  auto* sink = static_cast<EventSink*>(closure);
+  int64_t delay = sink->reconnectWaitMs;
+  for (int i = 1; i < attempts && delay < sink->reconnectWaitMaxMs; ++i)
+    delay *= 2;
+  delay = std::min(delay, sink->reconnectWaitMaxMs);
+  // ±10 % jitter so that many clients of one broker do not reconnect in lockstep.
+  thread_local std::minstd_rand rng(std::random_device{}());
+  int64_t span = delay / 10;
+  if (span > 0) {
+    delay += std::uniform_int_distribution<int64_t>(-span, span)(rng);
+  }
+  return std::max<int64_t>(delay, 1);
+}
+
+// Owns a natsOptions for the duration of connect().
+struct OptionsDeleter {
+  void operator()(natsOptions* o) const { natsOptions_Destroy(o); }
+};
+
+}  // namespace
+
+struct Connection::Impl {
+  natsConnection* nc = nullptr;
+  std::string connId;
+  std::string inboxPrefix;
+  EventSink* sink = nullptr;  // freed after the closed callback (see ~Connection)
+  std::atomic<uint64_t> inboxCounter{0};
+};
+
+natsConnection* detail::NatsAccess::connection(const Connection& c) {
+  return c.impl_->nc;
+}
+
+Connection::Connection(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Connection::~Connection() {
+  if (!impl_) return;
+  natsConnection_Close(impl_->nc);
+  EventSink* sink = impl_->sink;
+  bool drained;
+  {
+    std::unique_lock lock(sink->mu);
+    drained = sink->closedCv.wait_for(lock, kCallbackDrainLimit, [&] { return sink->closed; });
+  }
+  natsConnection_Destroy(impl_->nc);
+  if (drained) {
+    delete sink;
+  } else {
+    log::warn(
+        "transport: connection {} did not report closed within {} s; leaking its callback "
+        "state",
+        impl_->connId, kCallbackDrainLimit.count());
+  }
+}
+
+Result<std::unique_ptr<Connection>> Connection::connect(ConnectOptions options) {
+  natsOptions* rawOpts = nullptr;
+  natsStatus s = natsOptions_Create(&rawOpts);
+  if (s != NATS_OK) return natsError(s, "creating connection options");
+  std::unique_ptr<natsOptions, OptionsDeleter> opts(rawOpts);
+
+  auto impl = std::make_unique<Impl>();
+  SHOAL_ASSIGN_OR_RETURN(std::string hex, newHexToken(16));
+  impl->connId = "ibx" + hex;
+  impl->inboxPrefix = options.inboxPrefix.empty() ? "_INBOX_" + impl->connId : options.inboxPrefix;
+
+  if (options.servers.empty()) options.servers.push_back("nats://127.0.0.1:4222");
+  std::vector<const char*> servers;
+  for (const auto& url : options.servers)
+    servers.push_back(url.c_str());
+  std::string serverList;
+  for (const auto& url : options.servers)
+    serverList += (serverList.empty() ? "" : ",") + url;
+  const std::string what = "connecting to " + serverList;
+
+  auto sink = std::make_unique<EventSink>();
+  sink->handler = std::move(options.onEvent);
+  sink->reconnectWaitMs = std::max<int64_t>(1, options.reconnectWait.count());
+  sink->reconnectWaitMaxMs =
+      std::max<int64_t>(sink->reconnectWaitMs, options.reconnectWaitMax.count());
+
+  auto check = [&](natsStatus st, const char* step) -> Status {
+    if (st == NATS_OK) return Status::ok();
+    return natsError(st, what + " (" + step + ")");
+  };
+  SHOAL_RETURN_IF_ERROR(
+      check(natsOptions_SetServers(opts.get(), servers.data(), static_cast<int>(servers.size())),
+            "servers"));
+  natsOptions_SetNoRandomize(opts.get(), true);
+  if (!options.name.empty()) {
+    SHOAL_RETURN_IF_ERROR(check(natsOptions_SetName(opts.get(), options.name.c_str()), "name"));
+  }
+  SHOAL_RETURN_IF_ERROR(check(
+      natsOptions_SetCustomInboxPrefix(opts.get(), impl->inboxPrefix.c_str()), "inbox prefix"));
+  if (!options.user.empty()) {
+    SHOAL_RETURN_IF_ERROR(
+        check(natsOptions_SetUserInfo(opts.get(), options.user.c_str(), options.password.c_str()),
+              "user"));
+  }
+  if (!options.credentialsFile.empty()) {
+    SHOAL_RETURN_IF_ERROR(check(natsOptions_SetUserCredentialsFromFiles(
+                                    opts.get(), options.credentialsFile.c_str(), nullptr),
+                                "credentials"));
+  }
+  SHOAL_RETURN_IF_ERROR(check(natsOptions_SetSendAsap(opts.get(), options.sendAsap), "send asap"));
+  SHOAL_RETURN_IF_ERROR(
+      check(natsOptions_SetTimeout(opts.get(), timeoutMs(options.connectTimeout)), "timeout"));
+  SHOAL_RETURN_IF_ERROR(
+      check(natsOptions_SetAllowReconnect(opts.get(), options.allowReconnect), "allow reconnect"));
+  SHOAL_RETURN_IF_ERROR(
+      check(natsOptions_SetMaxReconnect(opts.get(), options.maxReconnect), "max reconnect"));
+  SHOAL_RETURN_IF_ERROR(
+      check(natsOptions_SetCustomReconnectDelay(opts.get(), &reconnectDelay, sink.get()),
+            "reconnect delay"));
+  SHOAL_RETURN_IF_ERROR(check(natsOptions_SetFailRequestsOnDisconnect(opts.get(), true),
+                              "fail requests on disconnect"));
+  SHOAL_RETURN_IF_ERROR(
+      check(natsOptions_SetErrorHandler(opts.get(), &onAsyncError, sink.get()), "error handler"));
+  SHOAL_RETURN_IF_ERROR(check(
+      natsOptions_SetDisconnectedCB(opts.get(), &onDisconnected, sink.get()), "disconnected"));
+  SHOAL_RETURN_IF_ERROR(
+      check(natsOptions_SetReconnectedCB(opts.get(), &onReconnected, sink.get()), "reconnected"));
+  SHOAL_RETURN_IF_ERROR(
+      check(natsOptions_SetClosedCB(opts.get(), &onClosed, sink.get()), "closed"));
+  if (options.retryOnFailedConnect) {
+    SHOAL_RETURN_IF_ERROR(
+        check(natsOptions_SetRetryOnFailedConnect(opts.get(), true, nullptr, nullptr), "retry"));
+  }
+
+  natsConnection* nc = nullptr;
+  s = natsConnection_Connect(&nc, opts.get());
+  if (s != NATS_OK) {
+    Status failed = natsError(s, what);
+    // With retries, nats.c may still call back after a failed connect: keep the sink alive.
+    if (options.retryOnFailedConnect) (void)sink.release();
+    return failed;
+  }
+  impl->nc = nc;
+  impl->sink = sink.release();
+  return std::unique_ptr<Connection>(new Connection(std::move(impl)));
+}
+
+const std::string& Connection::connId() const {
+  return impl_->connId;
+}
+const std::string& Connection::inboxPrefix() const {
+  return impl_->inboxPrefix;
+}
+
+std::string Connection::newInbox() const {
+  return impl_->inboxPrefix + "." +
+         std::to_string(impl_->inboxCounter.fetch_add(1, std::memory_order_relaxed) + 1);
+}
+
+ConnectionState Connection::state() const {
+  switch (natsConnection_Status(impl_->nc)) {
+    case NATS_CONN_STATUS_DISCONNECTED:
+      return ConnectionState::kDisconnected;
+    case NATS_CONN_STATUS_CONNECTING:
+      return ConnectionState::kConnecting;
+    case NATS_CONN_STATUS_CONNECTED:
+      return ConnectionState::kConnected;
+    case NATS_CONN_STATUS_CLOSED:
+      return ConnectionState::kClosed;
+    case NATS_CONN_STATUS_RECONNECTING:
+      return ConnectionState::kReconnecting;
+    case NATS_CONN_STATUS_DRAINING_SUBS:
+    case NATS_CONN_STATUS_DRAINING_PUBS:
+      return ConnectionState::kDraining;
+  }
+  return ConnectionState::kDisconnected;
+}
+
+ConnectionStats Connection::stats() const {
+  const EventSink& s = *impl_->sink;
+  return {s.disconnects.load(), s.reconnects.load(), s.asyncErrors.load(),
+          s.permissionViolations.load()};
+}
+
+Status Connection::lastAsyncError() const {
+  std::lock_guard lock(impl_->sink->mu);
+  return impl_->sink->lastAsyncError;
+}
+
+Status Connection::flush(std::chrono::milliseconds timeout) {
+  natsStatus s = natsConnection_FlushTimeout(impl_->nc, timeoutMs(timeout));
+  if (s != NATS_OK) return natsError(s, "flush");
+  return Status::ok();
+}
+
+Result<ServerInfo> Connection::serverInfo() {
+  ServerInfo info;
+  char buf[512];
+  natsStatus s = natsConnection_GetConnectedServerId(impl_->nc, buf, sizeof(buf));
+  if (s != NATS_OK) return natsError(s, "reading the connected server id");
+  info.serverId = buf;
+  s = natsConnection_GetConnectedUrl(impl_->nc, buf, sizeof(buf));
+  if (s != NATS_OK) return natsError(s, "reading the connected url");
+  info.connectedUrl = buf;
+  info.maxPayload = natsConnection_GetMaxPayload(impl_->nc);
+  info.headers = natsConnection_HasHeaderSupport(impl_->nc) == NATS_OK;
+
+  // nats.c does not expose the server version: read it from the server's INFO line.
+  if (auto hostPort = parseServerUrl(info.connectedUrl); hostPort.isOk()) {
+    auto probed = probeServer(hostPort->first, hostPort->second, std::chrono::seconds(2));
+    if (probed.isOk()) {
+      info.version = probed->version;
+      info.serverName = probed->serverName;
+    }
+  }
+
+  // JetStream as this connection's account sees it.
+  auto reply = request("$JS.API.INFO", "", std::chrono::seconds(2));
+  if (reply.isOk()) {
+    boost::json::error_code ec;
+    auto v = boost::json::parse(reply->data, ec);
+    info.jetstream = !ec && v.is_object() && !v.as_object().contains("error");
+  } else if (reply.status().reason() != "no-responders" &&
+             reply.status().code() != StatusCode::kDeadlineExceeded) {
+    return reply.status().withContext("asking the server about JetStream");
+  }
+  return info;
+}
+
+Result<std::chrono::nanoseconds> Connection::rtt() {
+  int64_t ns = 0;
+  natsStatus s = natsConnection_GetRTT(impl_->nc, &ns);
+  if (s != NATS_OK) return natsError(s, "measuring rtt");
+  return std::chrono::nanoseconds(ns);
+}
+
+Status Connection::publish(std::string_view subject, std::string_view data,
+                           const Headers& headers) {
+  return publishRequest(subject, "", data, headers);
+}
+
+Status Connection::publishRequest(std::string_view subject, std::string_view reply,
+                                  std::string_view data, const Headers& headers) {
+  SHOAL_ASSIGN_OR_RETURN(auto msg, detail::makeMsg(subject, reply, data, headers));
+  natsStatus s = natsConnection_PublishMsg(impl_->nc, msg.get());
+  if (s != NATS_OK) return natsError(s, "publish to '" + std::string(subject) + "'");
+  return Status::ok();
+}
+
+Result<Message> Connection::request(std::string_view subject, std::string_view data,
+                                    std::chrono::milliseconds timeout, const Headers& headers) {
+  SHOAL_ASSIGN_OR_RETURN(auto msg, detail::makeMsg(subject, "", data, headers));
+  natsMsg* reply = nullptr;
+  natsStatus s = natsConnection_RequestMsg(&reply, impl_->nc, msg.get(), timeoutMs(timeout));
+  if (s != NATS_OK) return natsError(s, "request to '" + std::string(subject) + "'");
+  detail::MsgPtr owned(reply);
+  return detail::toMessage(owned.get());
+}
+
+Status Connection::respond(const Message& request, std::string_view data, const Headers& headers) {
+  if (request.reply.empty()) {
+    return invalidArgument("no-reply-subject",
+                           "the request on '" + request.subject + "' has no reply subject");
+  }
+  return publish(request.reply, data, headers);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Subscription
+
+struct Subscription::State {
+  natsSubscription* sub = nullptr;
+  std::string subject;
+  MessageHandler handler;
+
+  std::mutex mu;
+  std::condition_variable cv;
+  bool complete = false;  // guarded by mu: nats.c will not call the handler again
+  bool orphaned = false;  // guarded by mu: the owner is gone; onComplete frees this state
+};
+
+namespace {
+
+// The subscription whose handler runs on this thread right now (self-destroy detection).
+thread_local const Subscription::State* tRunningHandler = nullptr;
+
+void onSubscriptionMessage(natsConnection*, natsSubscription*, natsMsg* msg, void* closure) {
+  auto* state = static_cast<Subscription::State*>(closure);
+  detail::MsgPtr owned(msg);
+  Message m = detail::toMessage(owned.get());
+  owned.reset();
+  tRunningHandler = state;
+  try {
+    state->handler(std::move(m));
+  } catch (const std::exception& e) {
+    log::error("transport: handler for '{}' threw: {}", state->subject, e.what());
+  } catch (...) {
+    log::error("transport: handler for '{}' threw a non-exception", state->subject);
+  }
+  tRunningHandler = nullptr;
+}
+
+void onSubscriptionComplete(void* closure) {
+  auto* state = static_cast<Subscription::State*>(closure);
+  std::unique_lock lock(state->mu);
+  state->complete = true;
+  if (state->orphaned) {
+    lock.unlock();
+    delete state;
+    return;
+  }
+  state->cv.notify_all();
+}
+
+Result<Subscription::State*> startSubscription(natsConnection* nc, std::string_view subject,
+                                               std::string_view queue, MessageHandler handler) {
+  if (!handler) return invalidArgument("no-handler", "a subscription needs a message handler");
+  auto state = std::make_unique<Subscription::State>();
+  state->subject = std::string(subject);
+  state->handler = std::move(handler);
+  std::string q(queue);
+  natsStatus s;
+  if (q.empty()) {
+    s = natsConnection_Subscribe(&state->sub, nc, state->subject.c_str(), &onSubscriptionMessage,
+                                 state.get());
+  } else {
+    s = natsConnection_QueueSubscribe(&state->sub, nc, state->subject.c_str(), q.c_str(),
+                                      &onSubscriptionMessage, state.get());
+  }
+  if (s != NATS_OK) return natsError(s, "subscribe to '" + state->subject + "'");
+  s = natsSubscription_SetOnCompleteCB(state->sub, &onSubscriptionComplete, state.get());
+  if (s != NATS_OK) {
+    Status failed = natsError(s, "subscribe to '" + state->subject + "'");
+    natsSubscription_Unsubscribe(state->sub);
+    natsSubscription_Destroy(state->sub);
+    // The handler may have run already and the delivery thread may still hold the closure.
+    (void)state.release();
+    return failed;
+  }
+  return state.release();
+}
+
+}  // namespace
+
+Result<Subscription> Connection::subscribe(std::string_view subject, MessageHandler handler) {
+  SHOAL_ASSIGN_OR_RETURN(auto* state,
+                         startSubscription(impl_->nc, subject, "", std::move(handler)));
+  return Subscription(std::unique_ptr<Subscription::State>(state));
+}
+
+Result<Subscription> Connection::queueSubscribe(std::string_view subject, std::string_view queue,
+                                                MessageHandler handler) {
+  if (queue.empty()) return invalidArgument("empty-queue", "a queue subscription needs a queue");
+  SHOAL_ASSIGN_OR_RETURN(auto* state,
+                         startSubscription(impl_->nc, subject, queue, std::move(handler)));
+  return Subscription(std::unique_ptr<Subscription::State>(state));
+}
+
+Subscription::Subscription(std::unique_ptr<State> state) : state_(std::move(state)) {}
+Subscription::Subscription(Subscription&&) noexcept = default;
+Subscription& Subscription::operator=(Subscription&& other) noexcept {
+  if (this != &other) {
+    unsubscribe();
+    state_ = std::move(other.state_);
+  }
+  return *this;
+}
+Subscription::~Subscription() {
+  unsubscribe();
+}
+
+const std::string& Subscription::subject() const {
+  static const std::string kEmpty;
+  return state_ ? state_->subject : kEmpty;
+}
+
+uint64_t Subscription::dropped() const {
+  if (!state_) return 0;
+  int64_t n = 0;
+  if (natsSubscription_GetDropped(state_->sub, &n) != NATS_OK) return 0;
+  return static_cast<uint64_t>(n);
+}
+
+void Subscription::unsubscribe() {
+  if (!state_) return;
+  State* state = state_.get();
+  natsSubscription_Unsubscribe(state->sub);  // fails harmlessly if the connection closed
+  if (tRunningHandler == state) {
+    // Called from inside our own handler: it cannot wait for itself. onComplete frees the state
+    // once the handler has returned.
+    natsSubscription_Destroy(state->sub);
+    std::lock_guard lock(state->mu);
+    if (!state->complete) {
+      state->orphaned = true;
+      (void)state_.release();
+      return;
+    }
+  } else {
+    bool drained;
+    {
+      std::unique_lock lock(state->mu);
+      drained = state->cv.wait_for(lock, kCallbackDrainLimit, [&] { return state->complete; });
+      if (!drained) state->orphaned = true;
+    }
+    natsSubscription_Destroy(state->sub);
+    if (!drained) {
+      log::warn("transport: handler for '{}' still running after {} s; leaking its state",
+                state->subject, kCallbackDrainLimit.count());
+      (void)state_.release();
+      return;
+    }
+  }
+  state_.reset();
+}
+
+}  // namespace shoal::transport

@@ -1,0 +1,228 @@
+// The `shoal` binary's local-mesh lifecycle, run as a user would: real processes, a real
+// nats-server, files under a private HOME. Each test owns its HOME, so tests never share a mesh.
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <boost/json.hpp>
+#include <string>
+#include <vector>
+
+#include "base/file_system.h"
+#include "base/process_info.h"
+#include "base/subprocess.h"
+#include "supervisor/mesh_record.h"
+#include "testing/eventually.h"
+#include "testing/temp_dir.h"
+
+namespace shoal {
+namespace {
+
+namespace json = boost::json;
+using testing::eventually;
+
+// A port the kernel just handed out; `shoal up` treats it as preferred and moves on if taken.
+int freePort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  socklen_t len = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+struct CliRun {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+class CliMeshTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto dir = testing::TempDir::create("cli");
+    ASSERT_TRUE(dir.isOk());
+    home_.emplace(std::move(dir).value());
+    port_ = freePort();
+  }
+
+  void TearDown() override {
+    // Never leave a mesh behind, whatever the test did.
+    (void)shoal({"down"});
+  }
+
+  CliRun shoal(std::vector<std::string> args) {
+    std::vector<std::string> argv = {SHOAL_BINARY};
+    argv.insert(argv.end(), args.begin(), args.end());
+    if (args[0] != "--version") {
+      argv.insert(argv.begin() + 2, {"--space", "itest"});
+    }
+    SpawnOptions opts;
+    opts.argv = argv;
+    opts.env = {{"HOME", home_->path()},
+                {"XDG_DATA_HOME", home_->join("data")},
+                {"XDG_STATE_HOME", home_->join("state")}};
+    std::string outPath = home_->join("out" + std::to_string(runs_));
+    std::string errPath = home_->join("err" + std::to_string(runs_++));
+    opts.stdoutTarget = StdioTarget::appendTo(outPath);
+    opts.stderrTarget = StdioTarget::appendTo(errPath);
+    CliRun run;
+    auto child = Subprocess::spawn(opts);
+    if (!child.isOk()) {
+      ADD_FAILURE() << child.status().toString();
+      return run;
+    }
+    auto exit = child->wait(std::chrono::seconds(60));
+    if (!exit.isOk()) {
+      ADD_FAILURE() << "shoal did not finish: " << exit.status().toString();
+      (void)child->terminate(std::chrono::seconds(1));
+      return run;
+    }
+    run.code = exit->exited ? exit->code : 128 + exit->signal;
+    run.out = FileSystem::posix().readFile(outPath).valueOr("");
+    run.err = FileSystem::posix().readFile(errPath).valueOr("");
+    return run;
+  }
+
+  CliRun up() { return shoal({"up", "--port", std::to_string(port_)}); }
+
+  std::string recordPath() const { return home_->join("state") + "/shoal/meshes/itest.json"; }
+
+  Result<supervisor::MeshRecord> record() {
+    return supervisor::readMeshRecord(FileSystem::posix(), recordPath());
+  }
+
+  std::optional<testing::TempDir> home_;
+  int port_ = 0;
+  int runs_ = 0;
+};
+
+// `up` starts a broker with JetStream, `status --json` reports it, a second `up` changes
+// nothing, and `down` stops every process it started.
+TEST_F(CliMeshTest, UpStatusDownLifecycle) {
+  CliRun first = up();
+  ASSERT_EQ(first.code, 0) << first.out << first.err;
+  EXPECT_NE(first.out.find("✓ mesh `itest` up"), std::string::npos) << first.out;
+
+  auto rec = record();
+  ASSERT_TRUE(rec.isOk()) << rec.status().toString();
+  EXPECT_TRUE(processExists(static_cast<pid_t>(rec->supervisorPid)));
+  EXPECT_TRUE(processExists(static_cast<pid_t>(rec->brokerPid)));
+  EXPECT_EQ(rec->storeDir, home_->join("data") + "/shoal/itest/broker");
+
+  CliRun status = shoal({"status", "--json"});
+  ASSERT_EQ(status.code, 0) << status.out << status.err;
+  json::value v = json::parse(status.out);
+  EXPECT_TRUE(v.at("ok").as_bool());
+  EXPECT_TRUE(v.at("broker").at("reachable").as_bool());
+  EXPECT_TRUE(v.at("broker").at("jetstream").as_bool());
+  EXPECT_FALSE(v.at("broker").at("version").as_string().empty());
+  EXPECT_EQ(v.at("mode").as_string(), "open");
+  EXPECT_EQ(v.at("local").at("storeDir").as_string(), rec->storeDir);
+
+  CliRun human = shoal({"status"});
+  EXPECT_EQ(human.code, 0);
+  EXPECT_NE(human.out.find("JetStream ready"), std::string::npos) << human.out;
+  EXPECT_NE(human.out.find("open dev mode"), std::string::npos) << human.out;
+
+  CliRun again = up();
+  ASSERT_EQ(again.code, 0) << again.err;
+  EXPECT_NE(again.out.find("already up"), std::string::npos) << again.out;
+  EXPECT_EQ(record()->supervisorPid, rec->supervisorPid);
+
+  CliRun down = shoal({"down"});
+  ASSERT_EQ(down.code, 0) << down.err;
+  EXPECT_NE(down.out.find("stopped"), std::string::npos) << down.out;
+  EXPECT_FALSE(processExists(static_cast<pid_t>(rec->supervisorPid)));
+  EXPECT_FALSE(processExists(static_cast<pid_t>(rec->brokerPid)));
+  EXPECT_EQ(record().status().code(), StatusCode::kNotFound);
+
+  CliRun after = shoal({"status", "--json"});
+  EXPECT_EQ(after.code, 1);
+  EXPECT_EQ(json::parse(after.out).at("error").at("reason").as_string(), "mesh-not-up");
+}
+
+// A broker that crashes is restarted by the supervisor on the same port and store.
+TEST_F(CliMeshTest, SupervisorRestartsCrashedBroker) {
+  ASSERT_EQ(up().code, 0);
+  auto before = record();
+  ASSERT_TRUE(before.isOk());
+  ASSERT_TRUE(signalProcess(static_cast<pid_t>(before->brokerPid), SIGKILL).isOk());
+  ASSERT_TRUE(eventually(
+      [&] {
+        auto now = record();
+        return now.isOk() && now->brokerPid != before->brokerPid &&
+               processExists(static_cast<pid_t>(now->brokerPid));
+      },
+      std::chrono::seconds(20)));
+  EXPECT_EQ(record()->port, before->port);
+  ASSERT_TRUE(eventually([&] { return shoal({"status"}).code == 0; }, std::chrono::seconds(20)));
+}
+
+// Without nats-server, `up` refuses, names scripts/bootstrap, and records nothing.
+TEST_F(CliMeshTest, MissingNatsServerNamesBootstrap) {
+  CliRun r = shoal({"up", "--nats-server", home_->join("no-such-nats-server")});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("scripts/bootstrap"), std::string::npos) << r.err;
+  EXPECT_EQ(record().status().code(), StatusCode::kNotFound);
+}
+
+// `down` with nothing running says so and succeeds.
+TEST_F(CliMeshTest, DownWithNothingRunningIsNoOp) {
+  CliRun r = shoal({"down"});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("nothing to stop"), std::string::npos) << r.out;
+}
+
+// `down` never signals a process it did not start, even if the record names its pid.
+TEST_F(CliMeshTest, DownNeverSignalsForeignProcess) {
+  SpawnOptions opts;
+  opts.argv = {"sleep", "300"};
+  opts.killOnDestroy = true;
+  auto foreign = Subprocess::spawn(opts);
+  ASSERT_TRUE(foreign.isOk());
+  supervisor::MeshRecord fake;
+  fake.space = "itest";
+  fake.url = "nats://127.0.0.1:1";
+  fake.host = "127.0.0.1";
+  fake.port = 1;
+  fake.storeDir = home_->join("store");
+  fake.brokerPid = foreign->pid();
+  fake.supervisorPid = foreign->pid();
+  ASSERT_TRUE(supervisor::writeMeshRecord(FileSystem::posix(), recordPath(), fake).isOk());
+
+  CliRun r = shoal({"down"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("stale record"), std::string::npos) << r.out;
+  auto polled = foreign->poll();
+  ASSERT_TRUE(polled.isOk());
+  EXPECT_FALSE(polled->has_value()) << "down signalled a process it did not start";
+}
+
+// A damaged record is refused by `status` with the remedy, and `down --force` clears it.
+TEST_F(CliMeshTest, DamagedRecordNeedsForce) {
+  ASSERT_TRUE(FileSystem::posix().createDirs(home_->join("state") + "/shoal/meshes").isOk());
+  ASSERT_TRUE(writeFileAtomically(FileSystem::posix(), recordPath(), "{not json").isOk());
+  CliRun status = shoal({"status"});
+  EXPECT_EQ(status.code, 1);
+  EXPECT_NE(status.err.find("shoal down --force"), std::string::npos) << status.err;
+  EXPECT_EQ(shoal({"down"}).code, 1);
+  EXPECT_EQ(shoal({"down", "--force"}).code, 0);
+  EXPECT_EQ(record().status().code(), StatusCode::kNotFound);
+}
+
+// `--version` names the binary and its version.
+TEST_F(CliMeshTest, VersionFlag) {
+  CliRun r = shoal({"--version"});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_EQ(r.out.rfind("shoal ", 0), 0u) << r.out;
+}
+
+}  // namespace
+}  // namespace shoal
