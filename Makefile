@@ -47,6 +47,7 @@ fuzz: fuzz-build
 
 bench: build
 	@build/bench/wire_bench
+	@build/bench/journal_bench
 
 asan: bootstrap
 	@cmake --preset asan >/dev/null && cmake --build --preset asan && ctest --preset asan

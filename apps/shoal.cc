@@ -1,4 +1,6 @@
 // The `shoal` executable. All behaviour lives in the modules; see src/cli/.
 #include "cli/app.h"
 
-int main(int argc, char** argv) { return shoal::cli::run(argc, argv); }
+int main(int argc, char** argv) {
+  return shoal::cli::run(argc, argv);
+}

@@ -13,7 +13,8 @@
 #include "wire/message.h"
 #include "wire/spec_vectors.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data,  // NOLINT(readability-identifier-naming)
+                                      size_t size) {
   using namespace shoal::wire;
   const std::string_view in(reinterpret_cast<const char*>(data), size);
   const shoal::Result<CotalMessage> m = decodeMessage(in);

@@ -28,7 +28,8 @@ void roundTrip(const Result<T>& first, Decode decode, Encode encode) {
 }  // namespace
 }  // namespace shoal::wire
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data,  // NOLINT(readability-identifier-naming)
+                                      size_t size) {
   using namespace shoal::wire;
   const std::string_view in(reinterpret_cast<const char*>(data), size);
   constexpr std::string_view kKey = "u_aaaaaaaaaaaaaaaaaaaaaaaaaa.alice";

@@ -88,7 +88,8 @@ void checkTokens(std::string_view in) {
 }  // namespace
 }  // namespace shoal::wire
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data,  // NOLINT(readability-identifier-naming)
+                                      size_t size) {
   const std::string_view in(reinterpret_cast<const char*>(data), size);
   shoal::wire::checkSubject(in);
   shoal::wire::checkChannel(in);

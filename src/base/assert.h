@@ -16,17 +16,17 @@ namespace shoal::detail {
                                   const char* fmt, ...) __attribute__((format(printf, 5, 6)));
 }  // namespace shoal::detail
 
-#define SHOAL_CHECK(cond, ...)                                                            \
-  do {                                                                                    \
-    if (!(cond)) [[unlikely]]                                                             \
+#define SHOAL_CHECK(cond, ...)                                                           \
+  do {                                                                                   \
+    if (!(cond)) [[unlikely]]                                                            \
       ::shoal::detail::assertionFailed("CHECK", #cond, __FILE__, __LINE__, __VA_ARGS__); \
   } while (false)
 
 #if !defined(NDEBUG) || defined(SHOAL_DCHECK_ALWAYS)
 #define SHOAL_DCHECK_ENABLED 1
-#define SHOAL_DCHECK(cond, ...)                                                            \
-  do {                                                                                     \
-    if (!(cond)) [[unlikely]]                                                              \
+#define SHOAL_DCHECK(cond, ...)                                                           \
+  do {                                                                                    \
+    if (!(cond)) [[unlikely]]                                                             \
       ::shoal::detail::assertionFailed("DCHECK", #cond, __FILE__, __LINE__, __VA_ARGS__); \
   } while (false)
 #else
@@ -38,9 +38,9 @@ namespace shoal::detail {
 #endif
 
 #if defined(SHOAL_PARANOID_CHECKS)
-#define SHOAL_PARANOID(cond, ...)                                                            \
-  do {                                                                                       \
-    if (!(cond)) [[unlikely]]                                                                \
+#define SHOAL_PARANOID(cond, ...)                                                           \
+  do {                                                                                      \
+    if (!(cond)) [[unlikely]]                                                               \
       ::shoal::detail::assertionFailed("PARANOID", #cond, __FILE__, __LINE__, __VA_ARGS__); \
   } while (false)
 #else

@@ -4,7 +4,9 @@
 
 namespace shoal {
 
-void TaskQueue::push(Task task) { ready_.push_back(std::move(task)); }
+void TaskQueue::push(Task task) {
+  ready_.push_back(std::move(task));
+}
 
 TimerId TaskQueue::pushTimer(int64_t dueNs, Task task) {
   TimerId id = nextId_++;
@@ -43,7 +45,9 @@ EventLoopThread::EventLoopThread(const Clock& clock) : clock_(clock) {
   thread_ = std::thread([this] { loop(); });
 }
 
-EventLoopThread::~EventLoopThread() { stop(); }
+EventLoopThread::~EventLoopThread() {
+  stop();
+}
 
 void EventLoopThread::post(Task task) {
   {

@@ -18,11 +18,11 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <mutex>
 #include <thread>
-#include <deque>
 #include <utility>
 
 #include "base/clock.h"
@@ -87,7 +87,7 @@ class EventLoopThread final : public Executor {
   const Clock& clock_;
   std::mutex mu_;
   std::condition_variable cv_;
-  TaskQueue queue_;  // guarded by mu_
+  TaskQueue queue_;        // guarded by mu_
   bool stopping_ = false;  // guarded by mu_
   std::thread thread_;
 };

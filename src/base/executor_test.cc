@@ -1,10 +1,10 @@
 #include "base/executor.h"
 
-#include <gtest/gtest.h>
-
 #include <atomic>
 #include <future>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 namespace shoal {
 namespace {

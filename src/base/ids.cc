@@ -1,11 +1,11 @@
 #include "base/ids.h"
 
-#include <sys/random.h>
-
 #include <array>
 #include <cerrno>
 #include <cstring>
 #include <mutex>
+
+#include <sys/random.h>
 
 namespace shoal {
 namespace {
@@ -64,7 +64,8 @@ Result<std::string> newUuidV7(const Clock& clock) {
   }
 
   auto ums = static_cast<uint64_t>(ms);
-  for (int i = 0; i < 6; ++i) b[static_cast<size_t>(i)] = static_cast<uint8_t>(ums >> (40 - 8 * i));
+  for (int i = 0; i < 6; ++i)
+    b[static_cast<size_t>(i)] = static_cast<uint8_t>(ums >> (40 - 8 * i));
   b[6] = static_cast<uint8_t>(0x70 | ((counter >> 8) & 0x0f));
   b[7] = static_cast<uint8_t>(counter & 0xff);
   b[8] = static_cast<uint8_t>(0x80 | (b[8] & 0x3f));

@@ -1,9 +1,9 @@
 #include "base/ids.h"
 
-#include <gtest/gtest.h>
-
 #include <regex>
 #include <set>
+
+#include <gtest/gtest.h>
 
 namespace shoal {
 namespace {

@@ -1,10 +1,10 @@
 #include "base/log.h"
 
+#include <atomic>
+
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
-
-#include <atomic>
 
 namespace shoal::log {
 namespace {
@@ -13,12 +13,18 @@ std::atomic<int> gLevel{static_cast<int>(Level::kWarn)};
 
 spdlog::level::level_enum toSpd(Level level) {
   switch (level) {
-    case Level::kTrace: return spdlog::level::trace;
-    case Level::kDebug: return spdlog::level::debug;
-    case Level::kInfo: return spdlog::level::info;
-    case Level::kWarn: return spdlog::level::warn;
-    case Level::kError: return spdlog::level::err;
-    case Level::kOff: return spdlog::level::off;
+    case Level::kTrace:
+      return spdlog::level::trace;
+    case Level::kDebug:
+      return spdlog::level::debug;
+    case Level::kInfo:
+      return spdlog::level::info;
+    case Level::kWarn:
+      return spdlog::level::warn;
+    case Level::kError:
+      return spdlog::level::err;
+    case Level::kOff:
+      return spdlog::level::off;
   }
   return spdlog::level::info;
 }
@@ -55,8 +61,12 @@ void initLogging(Level level, const std::string& filePath) {
   logger()->flush_on(spdlog::level::warn);
 }
 
-bool enabled(Level level) { return static_cast<int>(level) >= gLevel.load(std::memory_order_relaxed); }
+bool enabled(Level level) {
+  return static_cast<int>(level) >= gLevel.load(std::memory_order_relaxed);
+}
 
-void write(Level level, std::string_view message) { logger()->log(toSpd(level), message); }
+void write(Level level, std::string_view message) {
+  logger()->log(toSpd(level), message);
+}
 
 }  // namespace shoal::log

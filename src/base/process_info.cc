@@ -1,12 +1,12 @@
 #include "base/process_info.h"
 
-#include <signal.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <climits>
 #include <cstring>
 #include <string>
+
+#include <signal.h>
+#include <unistd.h>
 
 #include "base/file_system.h"
 
@@ -21,7 +21,8 @@ Result<std::vector<std::string>> processCommandLine(pid_t pid) {
   if (pid <= 0) return notFound("no-process", "pid " + std::to_string(pid) + " is not valid");
   auto raw = FileSystem::posix().readFile("/proc/" + std::to_string(pid) + "/cmdline");
   if (!raw.isOk()) return notFound("no-process", "no process " + std::to_string(pid));
-  if (raw->empty()) return notFound("no-process", "process " + std::to_string(pid) + " is a zombie");
+  if (raw->empty())
+    return notFound("no-process", "process " + std::to_string(pid) + " is a zombie");
   std::vector<std::string> args;
   size_t start = 0;
   while (start < raw->size()) {
@@ -36,7 +37,9 @@ Result<std::vector<std::string>> processCommandLine(pid_t pid) {
 Result<std::string> selfExecutablePath() {
   char buf[PATH_MAX];
   ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return unavailable("no-self-exe", std::string("readlink /proc/self/exe: ") + std::strerror(errno));
+  if (n <= 0)
+    return unavailable("no-self-exe",
+                       std::string("readlink /proc/self/exe: ") + std::strerror(errno));
   return std::string(buf, static_cast<size_t>(n));
 }
 

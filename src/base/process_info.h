@@ -8,10 +8,10 @@
 // Thread safety: all functions may be called from any thread.
 #pragma once
 
-#include <sys/types.h>
-
 #include <string>
 #include <vector>
+
+#include <sys/types.h>
 
 #include "base/result.h"
 

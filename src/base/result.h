@@ -22,10 +22,10 @@ class [[nodiscard]] Result {
 
  public:
   Result(T value) : value_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
-  Result(Status status)                           // NOLINT(google-explicit-constructor)
-      : status_(status.isOk() ? internalError("ok-status-as-error",
-                                              "a Result was built from an OK Status")
-                              : std::move(status)) {}
+  Result(Status status)                          // NOLINT(google-explicit-constructor)
+      : status_(status.isOk()
+                    ? internalError("ok-status-as-error", "a Result was built from an OK Status")
+                    : std::move(status)) {}
 
   bool isOk() const { return value_.has_value(); }
   const Status& status() const { return status_; }

@@ -4,19 +4,32 @@ namespace shoal {
 
 std::string_view statusCodeName(StatusCode code) {
   switch (code) {
-    case StatusCode::kOk: return "ok";
-    case StatusCode::kInvalidArgument: return "invalid-argument";
-    case StatusCode::kNotFound: return "not-found";
-    case StatusCode::kAlreadyExists: return "already-exists";
-    case StatusCode::kFailedPrecondition: return "failed-precondition";
-    case StatusCode::kAborted: return "aborted";
-    case StatusCode::kUnavailable: return "unavailable";
-    case StatusCode::kDeadlineExceeded: return "deadline-exceeded";
-    case StatusCode::kResourceExhausted: return "resource-exhausted";
-    case StatusCode::kPermissionDenied: return "permission-denied";
-    case StatusCode::kDataLoss: return "data-loss";
-    case StatusCode::kInternal: return "internal";
-    case StatusCode::kCancelled: return "cancelled";
+    case StatusCode::kOk:
+      return "ok";
+    case StatusCode::kInvalidArgument:
+      return "invalid-argument";
+    case StatusCode::kNotFound:
+      return "not-found";
+    case StatusCode::kAlreadyExists:
+      return "already-exists";
+    case StatusCode::kFailedPrecondition:
+      return "failed-precondition";
+    case StatusCode::kAborted:
+      return "aborted";
+    case StatusCode::kUnavailable:
+      return "unavailable";
+    case StatusCode::kDeadlineExceeded:
+      return "deadline-exceeded";
+    case StatusCode::kResourceExhausted:
+      return "resource-exhausted";
+    case StatusCode::kPermissionDenied:
+      return "permission-denied";
+    case StatusCode::kDataLoss:
+      return "data-loss";
+    case StatusCode::kInternal:
+      return "internal";
+    case StatusCode::kCancelled:
+      return "cancelled";
   }
   return "unknown-code";
 }
@@ -26,8 +39,12 @@ Status::Status(StatusCode code, std::string_view reason, std::string_view messag
   rep_ = std::make_shared<const Rep>(Rep{code, std::string(reason), std::string(message)});
 }
 
-std::string_view Status::reason() const { return rep_ ? std::string_view(rep_->reason) : ""; }
-std::string_view Status::message() const { return rep_ ? std::string_view(rep_->message) : ""; }
+std::string_view Status::reason() const {
+  return rep_ ? std::string_view(rep_->reason) : "";
+}
+std::string_view Status::message() const {
+  return rep_ ? std::string_view(rep_->message) : "";
+}
 
 std::string Status::toString() const {
   if (isOk()) return "ok";
@@ -56,9 +73,9 @@ bool operator==(const Status& a, const Status& b) {
   return a.code() == b.code() && a.reason() == b.reason() && a.message() == b.message();
 }
 
-#define SHOAL_STATUS_CTOR(fn, code)                                    \
-  Status fn(std::string_view reason, std::string_view message) {       \
-    return Status(StatusCode::code, reason, message);                  \
+#define SHOAL_STATUS_CTOR(fn, code)                              \
+  Status fn(std::string_view reason, std::string_view message) { \
+    return Status(StatusCode::code, reason, message);            \
   }
 SHOAL_STATUS_CTOR(invalidArgument, kInvalidArgument)
 SHOAL_STATUS_CTOR(notFound, kNotFound)

@@ -96,8 +96,8 @@ Status cancelled(std::string_view reason, std::string_view message);
 }  // namespace shoal
 
 // Return early from the enclosing function when `expr` yields a non-OK Status.
-#define SHOAL_RETURN_IF_ERROR(expr)            \
-  do {                                         \
-    ::shoal::Status shoal_status_ = (expr);    \
+#define SHOAL_RETURN_IF_ERROR(expr)                  \
+  do {                                               \
+    ::shoal::Status shoal_status_ = (expr);          \
     if (!shoal_status_.isOk()) return shoal_status_; \
   } while (false)

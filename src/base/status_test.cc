@@ -1,10 +1,10 @@
 #include "base/status.h"
 
-#include <gtest/gtest.h>
-
 #include <set>
 
 #include "base/result.h"
+
+#include <gtest/gtest.h>
 
 namespace shoal {
 namespace {
@@ -27,7 +27,9 @@ TEST(Status, ErrorCarriesCodeReasonAndMessage) {
 }
 
 // Building a Status with kOk yields a plain OK, whatever text was given.
-TEST(Status, OkCodeDropsText) { EXPECT_TRUE(Status(StatusCode::kOk, "x", "y").isOk()); }
+TEST(Status, OkCodeDropsText) {
+  EXPECT_TRUE(Status(StatusCode::kOk, "x", "y").isOk());
+}
 
 // withContext prefixes the message and keeps code and reason.
 TEST(Status, WithContextKeepsCodeAndReason) {

@@ -1,12 +1,12 @@
 #include "cli/app.h"
 
-#include <CLI/CLI.hpp>
-
 #include <cstdio>
 #include <string>
 
+#include <CLI/CLI.hpp>
+
 #include "base/log.h"
-#include "cli/mesh_commands.h"
+#include "cli/command.h"
 
 #ifndef SHOAL_VERSION
 #define SHOAL_VERSION "0.0.0-dev"
@@ -20,27 +20,32 @@ int run(int argc, char** argv) {
   app.require_subcommand(1);
   std::string logLevel = "warn";
   app.add_option("--log-level", logLevel, "trace, debug, info, warn, error or off")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check([](const std::string& v) {
+        log::Level level;
+        return log::parseLevel(v, &level) ? std::string()
+                                          : std::string(
+                                                "use trace, debug, info, warn, error "
+                                                "or off");
+      });
+  // Logging is set up before any subcommand callback runs.
+  app.parse_complete_callback([&logLevel] {
+    log::Level level = log::Level::kWarn;
+    (void)log::parseLevel(logLevel, &level);
+    log::initLogging(level);
+  });
 
-  MeshCommandArgs up;
-  MeshCommandArgs status;
-  MeshCommandArgs down;
-  registerMeshCommands(app, up, status, down);
+  CommandResult result;
+  registerMeshCommands(app, result);
+  registerPlaneCommands(app, result);
 
   try {
-    app.parse(argc, argv);
+    app.parse(argc, argv);  // runs the chosen subcommand's callback
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);  // prints help, the version, or the usage error
     return code == 0 ? 0 : 2;
   }
-  log::Level level = log::Level::kWarn;
-  if (!log::parseLevel(logLevel, &level)) {
-    std::fprintf(stderr, "✗ --log-level %s: use trace, debug, info, warn, error or off\n",
-                 logLevel.c_str());
-    return 2;
-  }
-  log::initLogging(level);
-  return runMeshCommand(app, up, status, down);
+  return result.exitCode;
 }
 
 }  // namespace shoal::cli

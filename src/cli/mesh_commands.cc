@@ -1,12 +1,13 @@
 #include "cli/mesh_commands.h"
 
+#include <cstdio>
+
 #include <CLI/CLI.hpp>
 #include <boost/json.hpp>
 #include <fmt/format.h>
 
-#include <cstdio>
-
 #include "base/clock.h"
+#include "cli/command.h"
 #include "cli/output.h"
 #include "supervisor/local_mesh.h"
 #include "supervisor/mesh_status.h"
@@ -33,6 +34,8 @@ std::string ageOf(int64_t startedAtMs) {
   return fmt::format("{}h{:02}m", s / 3600, (s % 3600) / 60);
 }
 
+}  // namespace
+
 int runUp(const MeshCommandArgs& args) {
   auto paths = MeshPaths::resolve(args.space);
   if (!paths.isOk()) return printFailure("shoal up", paths.status());
@@ -40,11 +43,12 @@ int runUp(const MeshCommandArgs& args) {
   options.host = args.host;
   options.preferredPort = args.port;
   options.natsServer = args.natsServer;
+  options.withPlanes = !args.noPlanes;
 
   if (args.foreground) {
     Status st = supervisor::runSupervisor(*paths, options, [](const supervisor::MeshRecord& r) {
-      printOk(fmt::format("mesh `{}` up: broker {} (pid {}), store {}", r.space, r.url,
-                          r.brokerPid, r.storeDir));
+      printOk(fmt::format("mesh `{}` up: broker {} (pid {}), store {}", r.space, r.url, r.brokerPid,
+                          r.storeDir));
       std::fflush(stdout);
     });
     if (!st.isOk()) return printFailure("shoal up", st);
@@ -60,14 +64,24 @@ int runUp(const MeshCommandArgs& args) {
                         r.space, r.url, r.supervisorPid));
     return 0;
   }
-  if (outcome->replacedStaleRecord) printNote("replaced a stale mesh record left by a dead supervisor");
+  if (outcome->replacedStaleRecord)
+    printNote("replaced a stale mesh record left by a dead supervisor");
   printOk(fmt::format("mesh `{}` up: broker {} with JetStream", r.space, r.url));
+  if (options.withPlanes) {
+    if (outcome->managerBound) {
+      printOk("manager plane serving (space provisioned)");
+    } else {
+      printNote(fmt::format("manager plane not answering yet; see {}", paths->planesLog));
+    }
+  }
   printDetail(fmt::format("store {}", r.storeDir));
   printDetail(fmt::format("logs  {}", paths->logDir));
   printDetail("stop it with `shoal down`" +
               (r.space == "main" ? std::string() : " --space " + r.space));
   return 0;
 }
+
+namespace {
 
 json::object statusJson(const supervisor::MeshStatus& s) {
   json::object broker;
@@ -88,11 +102,20 @@ json::object statusJson(const supervisor::MeshStatus& s) {
   out["space"] = s.space;
   out["mode"] = s.mode;
   out["broker"] = std::move(broker);
+  json::array planes;
+  for (const auto& p : s.planes) {
+    planes.push_back(json::object{{"plane", p.plane},
+                                  {"responder", p.responder},
+                                  {"instance", p.instance},
+                                  {"detail", p.detail}});
+  }
+  out["planes"] = std::move(planes);
   if (s.record) {
     json::object local;
     local["storeDir"] = s.record->storeDir;
     local["brokerPid"] = s.record->brokerPid;
     local["supervisorPid"] = s.record->supervisorPid;
+    local["servePid"] = s.record->servePid;
     local["supervisorAlive"] = s.supervisorAlive;
     local["startedAtMs"] = s.record->startedAtMs;
     out["local"] = std::move(local);
@@ -102,6 +125,8 @@ json::object statusJson(const supervisor::MeshStatus& s) {
   out["ok"] = s.broker.reachable && s.broker.jetstream;
   return out;
 }
+
+}  // namespace
 
 int runStatus(const MeshCommandArgs& args) {
   auto paths = MeshPaths::resolve(args.space);
@@ -129,8 +154,8 @@ int runStatus(const MeshCommandArgs& args) {
   }
   if (!s.broker.reachable) {
     std::string why = s.broker.error.isOk() ? "no answer" : std::string(s.broker.error.message());
-    std::string remedy = s.record ? "; restart it with `shoal down && shoal up`"
-                                  : "; start it with `shoal up`";
+    std::string remedy =
+        s.record ? "; restart it with `shoal down && shoal up`" : "; start it with `shoal up`";
     return printFailure(fmt::format("broker {} unreachable", s.broker.url),
                         unavailable("unreachable", why + remedy));
   }
@@ -143,6 +168,15 @@ int runStatus(const MeshCommandArgs& args) {
     std::fflush(stdout);
     std::fprintf(stderr, "✗ JetStream is not enabled on %s: %s\n", s.broker.url.c_str(),
                  std::string(s.broker.error.message()).c_str());
+  }
+  for (const auto& p : s.planes) {
+    std::string line = fmt::format("{} plane: {}", p.plane, p.responder);
+    if (!p.instance.empty()) line += fmt::format(" (instance {})", p.instance.substr(0, 12));
+    if (p.responder == "bound") {
+      printOk(line);
+    } else {
+      printNote(line + (p.detail.empty() ? "" : " — " + p.detail));
+    }
   }
   printNote(describeMode(s.mode));
   if (s.record) {
@@ -169,40 +203,42 @@ int runDown(const MeshCommandArgs& args) {
   return 0;
 }
 
-}  // namespace
+void registerMeshCommands(CLI::App& app, CommandResult& result) {
+  // The parsed values must outlive parsing; the callbacks' captures keep them alive.
+  auto up = std::make_shared<MeshCommandArgs>();
+  auto status = std::make_shared<MeshCommandArgs>();
+  auto down = std::make_shared<MeshCommandArgs>();
 
-void registerMeshCommands(CLI::App& app, MeshCommandArgs& up, MeshCommandArgs& status,
-                          MeshCommandArgs& down) {
-  CLI::App* upCmd = app.add_subcommand("up", "start the local mesh (a supervised nats-server "
-                                             "with JetStream on 127.0.0.1)");
-  addSpace(upCmd, up);
-  upCmd->add_option("--port", up.port, "preferred broker port; the next free one is used if "
-                                       "it is taken")
+  CLI::App* upCmd = app.add_subcommand("up",
+                                       "start the local mesh (a supervised nats-server "
+                                       "with JetStream on 127.0.0.1)");
+  addSpace(upCmd, *up);
+  upCmd
+      ->add_option("--port", up->port,
+                   "preferred broker port; the next free one is used if "
+                   "it is taken")
       ->capture_default_str()
       ->check(CLI::Range(1, 65535));
-  upCmd->add_option("--host", up.host, "address the broker listens on")->capture_default_str();
-  upCmd->add_option("--nats-server", up.natsServer, "nats-server binary (default: from PATH)");
-  upCmd->add_flag("--foreground", up.foreground,
+  upCmd->add_option("--host", up->host, "address the broker listens on")->capture_default_str();
+  upCmd->add_option("--nats-server", up->natsServer, "nats-server binary (default: from PATH)");
+  upCmd->add_flag("--foreground", up->foreground,
                   "run the supervisor in this terminal instead of detaching it");
+  upCmd->add_flag("--no-planes", up->noPlanes,
+                  "run only the broker, not the space's planes (`shoal serve`)");
+  upCmd->callback([up, &result] { result.exitCode = runUp(*up); });
 
   CLI::App* statusCmd = app.add_subcommand("status", "show the mesh's health");
-  addSpace(statusCmd, status);
-  statusCmd->add_option("--server", status.server, "inspect this broker URL instead");
-  statusCmd->add_option("--timeout", status.timeoutSeconds, "seconds to wait for the broker")
+  addSpace(statusCmd, *status);
+  statusCmd->add_option("--server", status->server, "inspect this broker URL instead");
+  statusCmd->add_option("--timeout", status->timeoutSeconds, "seconds to wait for the broker")
       ->capture_default_str();
-  statusCmd->add_flag("--json", status.json, "machine-readable output");
+  statusCmd->add_flag("--json", status->json, "machine-readable output");
+  statusCmd->callback([status, &result] { result.exitCode = runStatus(*status); });
 
   CLI::App* downCmd = app.add_subcommand("down", "stop the local mesh that `shoal up` started");
-  addSpace(downCmd, down);
-  downCmd->add_flag("--force", down.force, "also remove an unreadable mesh record");
-}
-
-int runMeshCommand(CLI::App& app, const MeshCommandArgs& up, const MeshCommandArgs& status,
-                   const MeshCommandArgs& down) {
-  if (app.got_subcommand("up")) return runUp(up);
-  if (app.got_subcommand("status")) return runStatus(status);
-  if (app.got_subcommand("down")) return runDown(down);
-  return -1;
+  addSpace(downCmd, *down);
+  downCmd->add_flag("--force", down->force, "also remove an unreadable mesh record");
+  downCmd->callback([down, &result] { result.exitCode = runDown(*down); });
 }
 
 }  // namespace shoal::cli

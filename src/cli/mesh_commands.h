@@ -1,16 +1,12 @@
 // `shoal up`, `shoal status`, `shoal down`: the local mesh's lifecycle and health.
 //
-// Parsing is registered on the App by registerMeshCommands; runMeshCommand runs whichever of
-// the three was chosen and renders its outcome (human lines or --json).
+// registerMeshCommands (cli/command.h) adds them to the App; each run* function runs one and
+// renders its outcome (human lines or --json), returning the exit code.
 //
 // Thread safety: CLI thread only.
 #pragma once
 
 #include <string>
-
-namespace CLI {
-class App;
-}
 
 namespace shoal::cli {
 
@@ -21,15 +17,14 @@ struct MeshCommandArgs {
   std::string server;      // status: inspect this broker instead of the local mesh
   std::string natsServer;  // up: nats-server binary
   bool foreground = false;
+  bool noPlanes = false;  // up: run only the broker
   bool json = false;
   bool force = false;
   double timeoutSeconds = 3;
 };
 
-void registerMeshCommands(CLI::App& app, MeshCommandArgs& up, MeshCommandArgs& status,
-                          MeshCommandArgs& down);
-// Returns the process exit code; -1 if none of the three subcommands was chosen.
-int runMeshCommand(CLI::App& app, const MeshCommandArgs& up, const MeshCommandArgs& status,
-                   const MeshCommandArgs& down);
+int runUp(const MeshCommandArgs& args);
+int runStatus(const MeshCommandArgs& args);
+int runDown(const MeshCommandArgs& args);
 
 }  // namespace shoal::cli

@@ -5,9 +5,15 @@
 
 namespace shoal::cli {
 
-void printOk(std::string_view line) { std::printf("✓ %.*s\n", static_cast<int>(line.size()), line.data()); }
-void printNote(std::string_view line) { std::printf("! %.*s\n", static_cast<int>(line.size()), line.data()); }
-void printDetail(std::string_view line) { std::printf("  %.*s\n", static_cast<int>(line.size()), line.data()); }
+void printOk(std::string_view line) {
+  std::printf("✓ %.*s\n", static_cast<int>(line.size()), line.data());
+}
+void printNote(std::string_view line) {
+  std::printf("! %.*s\n", static_cast<int>(line.size()), line.data());
+}
+void printDetail(std::string_view line) {
+  std::printf("  %.*s\n", static_cast<int>(line.size()), line.data());
+}
 
 int printFailure(std::string_view what, const Status& status) {
   std::string msg(status.message());

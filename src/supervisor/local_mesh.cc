@@ -1,29 +1,30 @@
 #include "supervisor/local_mesh.h"
 
+#include <cerrno>
+#include <optional>
+#include <thread>
+
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
-
-#include <cerrno>
-#include <deque>
-#include <thread>
 
 #include "base/clock.h"
 #include "base/file_system.h"
 #include "base/log.h"
 #include "base/process_info.h"
 #include "base/subprocess.h"
+#include "mesh/liveness_probe.h"
+#include "mesh/operator_identity.h"
+#include "supervisor/restart_policy.h"
+#include "transport/connection.h"
 #include "transport/local_broker.h"
+#include "wire/liveness.h"
 
 namespace shoal::supervisor {
 namespace {
 
 using std::chrono::milliseconds;
 
-constexpr milliseconds kFirstBackoff{500};
-constexpr milliseconds kMaxBackoff{8'000};
-constexpr int kMaxCrashesPerWindow = 5;
-constexpr milliseconds kCrashWindow{60'000};
 constexpr milliseconds kPollInterval{100};
 
 // Waits up to `timeout` for one of the blocked stop signals. Returns the signal or 0.
@@ -68,6 +69,24 @@ std::string tailOf(const std::string& path, size_t maxBytes = 2000) {
   return *text;
 }
 
+// Polls the manager plane's liveness until it answers `bound` or `timeout` passes.
+bool waitForManager(const MeshRecord& record, milliseconds timeout) {
+  transport::ConnectOptions options;
+  options.servers = {record.url};
+  options.name = "shoal up";
+  options.allowReconnect = false;
+  auto conn = transport::Connection::connect(options);
+  if (!conn.isOk()) return false;
+  const wire::Principal caller = mesh::localOperator().principal;
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto verdict = mesh::probeLiveness(**conn, record.space, caller, "manager", milliseconds(500));
+    if (verdict.isOk() && verdict->responder == wire::Responder::kBound) return true;
+    std::this_thread::sleep_for(kPollInterval);
+  }
+  return false;
+}
+
 bool waitUntilGone(pid_t pid, milliseconds timeout) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   while (processExists(pid)) {
@@ -82,6 +101,135 @@ bool waitUntilGone(pid_t pid, milliseconds timeout) {
 Result<std::string> findNatsServer(const std::string& configured) {
   return transport::LocalBroker::findServerBinary(configured);
 }
+
+namespace {
+
+// The planes process (`shoal serve`) for this mesh, restarted like the broker. It is optional
+// to the mesh: if it crash-loops the broker stays up and `shoal status` shows the manager plane
+// as unbound.
+class PlanesProcess {
+ public:
+  PlanesProcess(const MeshPaths& paths, const std::string& url) : paths_(paths), url_(url) {}
+
+  Status start() {
+    SHOAL_ASSIGN_OR_RETURN(std::string self, selfExecutablePath());
+    SpawnOptions spawn;
+    spawn.argv = {self, "serve", "--space", paths_.space, "--server", url_};
+    spawn.stdoutTarget = StdioTarget::appendTo(paths_.planesLog);
+    spawn.stderrTarget = StdioTarget::appendTo(paths_.planesLog);
+    auto child = Subprocess::spawn(spawn);
+    if (!child.isOk()) return child.status();
+    process_.emplace(std::move(child).value());
+    policy_.started(std::chrono::steady_clock::now());
+    return Status::ok();
+  }
+
+  // Reaps a dead process and restarts it when its backoff is due. Returns the pid to record
+  // (0 while down or given up).
+  pid_t tend() {
+    auto now = std::chrono::steady_clock::now();
+    if (gaveUp_) return 0;
+    if (process_ && process_->running()) {
+      auto exited = process_->poll();
+      if (!exited.isOk() || !exited->has_value()) return process_->pid();
+      log::warn("mesh {}: shoal serve exited ({}); log: {}", paths_.space, (*exited)->toString(),
+                paths_.planesLog);
+      process_.reset();
+      if (!policy_.crashed(now)) {
+        log::error("mesh {}: shoal serve keeps crashing; not restarting it (see {})", paths_.space,
+                   paths_.planesLog);
+        gaveUp_ = true;
+        return 0;
+      }
+    }
+    if (!process_ && now >= policy_.nextStartAt()) {
+      Status st = start();
+      if (!st.isOk()) {
+        log::warn("mesh {}: starting shoal serve: {}", paths_.space, st.toString());
+        if (!policy_.crashed(now)) gaveUp_ = true;
+        return 0;
+      }
+      return process_->pid();
+    }
+    return 0;
+  }
+
+  void stop() {
+    if (process_ && process_->running()) (void)process_->terminate(std::chrono::seconds(5));
+  }
+
+ private:
+  const MeshPaths& paths_;
+  std::string url_;
+  std::optional<Subprocess> process_;
+  RestartPolicy policy_;
+  bool gaveUp_ = false;
+};
+
+// Watches the broker (and the planes) until a stop signal or a broker crash loop.
+Status superviseUntilStopped(const MeshPaths& paths, const UpOptions& options,
+                             const sigset_t& stopSignals, transport::LocalBroker& broker,
+                             MeshRecord& record) {
+  FileSystem& fs = FileSystem::posix();
+  RestartPolicy brokerPolicy;
+  brokerPolicy.started(std::chrono::steady_clock::now());
+  std::optional<PlanesProcess> planes;
+  if (options.withPlanes) planes.emplace(paths, record.url);
+  bool brokerDown = false;
+  Status outcome;
+
+  auto rewrite = [&] {
+    Status st = writeMeshRecord(fs, paths.registryFile, record);
+    if (!st.isOk()) log::warn("mesh {}: {}", paths.space, st.toString());
+  };
+
+  for (;;) {
+    if (planes && !brokerDown) {
+      auto pid = planes->tend();
+      if (pid != record.servePid) {
+        record.servePid = pid;
+        rewrite();
+      }
+    }
+    int sig = waitForStopSignal(stopSignals, kPollInterval * 5);
+    if (sig != 0) {
+      log::info("mesh {}: signal {}, stopping", paths.space, sig);
+      break;
+    }
+    auto now = std::chrono::steady_clock::now();
+    if (!brokerDown && !broker.running()) {
+      brokerDown = true;
+      log::warn("mesh {}: nats-server exited unexpectedly; log: {}", paths.space, paths.brokerLog);
+      if (!brokerPolicy.crashed(now)) {
+        outcome =
+            unavailable("broker-crash-loop", "nats-server crashed " +
+                                                 std::to_string(brokerPolicy.crashesInWindow()) +
+                                                 " times in a minute; see " + paths.brokerLog);
+        break;
+      }
+    }
+    if (brokerDown && now >= brokerPolicy.nextStartAt()) {
+      Status restarted = broker.restart();
+      if (!restarted.isOk()) {
+        log::warn("mesh {}: restarting nats-server: {}", paths.space, restarted.toString());
+        if (!brokerPolicy.crashed(now)) {
+          outcome = restarted.withContext("nats-server keeps failing to start");
+          break;
+        }
+        continue;
+      }
+      brokerDown = false;
+      brokerPolicy.started(now);
+      record.brokerPid = broker.pid();
+      rewrite();
+    }
+  }
+  if (planes) planes->stop();
+  record.servePid = 0;
+  return outcome;
+}
+
+}  // namespace
 
 Status runSupervisor(const MeshPaths& paths, const UpOptions& options,
                      const std::function<void(const MeshRecord&)>& onReady) {
@@ -129,42 +277,11 @@ Status runSupervisor(const MeshPaths& paths, const UpOptions& options,
   log::info("mesh {} up: broker {} pid {}", paths.space, record.url, record.brokerPid);
   onReady(record);
 
-  std::deque<std::chrono::steady_clock::time_point> crashes;
-  milliseconds backoff = kFirstBackoff;
-  Status outcome;
-  for (;;) {
-    int sig = waitForStopSignal(stopSignals, kPollInterval * 5);
-    if (sig != 0) {
-      log::info("mesh {}: signal {}, stopping", paths.space, sig);
-      break;
-    }
-    if (broker->running()) continue;
-
-    auto now = std::chrono::steady_clock::now();
-    crashes.push_back(now);
-    while (!crashes.empty() && now - crashes.front() > kCrashWindow) crashes.pop_front();
-    log::warn("mesh {}: nats-server exited unexpectedly ({} in the last minute); log: {}",
-              paths.space, crashes.size(), paths.brokerLog);
-    if (static_cast<int>(crashes.size()) > kMaxCrashesPerWindow) {
-      outcome = unavailable("broker-crash-loop",
-                            "nats-server crashed " + std::to_string(crashes.size()) +
-                                " times in a minute; see " + paths.brokerLog);
-      break;
-    }
-    if (waitForStopSignal(stopSignals, backoff) != 0) break;
-    backoff = std::min(backoff * 2, kMaxBackoff);
-    Status restarted = broker->restart();
-    if (!restarted.isOk()) {
-      log::warn("mesh {}: restart failed: {}", paths.space, restarted.toString());
-      continue;  // counted as another crash on the next poll
-    }
-    record.brokerPid = broker->pid();
-    Status rewritten = writeMeshRecord(fs, paths.registryFile, record);
-    if (!rewritten.isOk()) log::warn("mesh {}: {}", paths.space, rewritten.toString());
-  }
+  Status outcome = superviseUntilStopped(paths, options, stopSignals, *broker, record);
 
   Status stopped = broker->stop();
-  if (!stopped.isOk()) log::warn("mesh {}: stopping nats-server: {}", paths.space, stopped.toString());
+  if (!stopped.isOk())
+    log::warn("mesh {}: stopping nats-server: {}", paths.space, stopped.toString());
   Status removed = fs.remove(paths.registryFile);
   if (!removed.isOk() && removed.code() != StatusCode::kNotFound) {
     log::warn("mesh {}: {}", paths.space, removed.toString());
@@ -195,9 +312,18 @@ Result<UpOutcome> startDetached(const MeshPaths& paths, const UpOptions& options
   if (!made.isOk()) return made.status().withContext("preparing " + paths.logDir);
 
   SpawnOptions spawn;
-  spawn.argv = {self,     "up",          "--foreground", "--space", paths.space,
-                "--host", options.host,  "--port",       std::to_string(options.preferredPort),
-                "--nats-server", binary};
+  spawn.argv = {self,
+                "up",
+                "--foreground",
+                "--space",
+                paths.space,
+                "--host",
+                options.host,
+                "--port",
+                std::to_string(options.preferredPort),
+                "--nats-server",
+                binary};
+  if (!options.withPlanes) spawn.argv.push_back("--no-planes");
   spawn.stdoutTarget = StdioTarget::appendTo(paths.supervisorLog);
   spawn.stderrTarget = StdioTarget::appendTo(paths.supervisorLog);
   spawn.newSession = true;
@@ -210,6 +336,7 @@ Result<UpOutcome> startDetached(const MeshPaths& paths, const UpOptions& options
     if (record.isOk() && record->supervisorPid == child->pid()) {
       outcome.record = *record;
       child->release();  // it lives on in its own session
+      if (options.withPlanes) outcome.managerBound = waitForManager(*record, options.readyTimeout);
       return outcome;
     }
     auto exited = child->poll();
@@ -220,9 +347,9 @@ Result<UpOutcome> startDetached(const MeshPaths& paths, const UpOptions& options
     }
     if (std::chrono::steady_clock::now() >= deadline) {
       (void)child->terminate(std::chrono::seconds(5));
-      return deadlineExceeded("broker-not-ready",
-                              "the broker did not become ready in time; see " +
-                                  paths.supervisorLog + " and " + paths.brokerLog);
+      return deadlineExceeded("broker-not-ready", "the broker did not become ready in time; see " +
+                                                      paths.supervisorLog + " and " +
+                                                      paths.brokerLog);
     }
     std::this_thread::sleep_for(kPollInterval);
   }

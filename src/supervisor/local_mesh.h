@@ -5,8 +5,9 @@
 // 127.0.0.1 (the preferred port, else the next free one) with its store under
 // MeshPaths::brokerStoreDir, writes the MeshRecord once the broker accepts connections, restarts
 // the broker if it dies (backoff 0.5 s doubling to 8 s; more than 5 crashes in 60 s gives up),
-// and on SIGTERM/SIGINT stops the broker and removes the record. Later issues add the planes,
-// the seat daemon and the dashboard to the same supervisor.
+// runs the space's planes (`shoal serve`) beside it, restarted the same way (if they crash-loop
+// the broker stays up), and on SIGTERM/SIGINT stops the planes, then the broker, and removes
+// the record. Later issues add the seat daemon and the dashboard to the same supervisor.
 //
 // `shoal down` only stops what a supervisor started: it checks the recorded pids' command
 // lines before signalling anything, so a reused pid or a foreign broker is never touched.
@@ -28,6 +29,7 @@ struct UpOptions {
   std::string host = "127.0.0.1";
   int preferredPort = 4222;  // 4222 or the next free port (DESIGN.md §9)
   std::string natsServer;    // empty: find nats-server on PATH or in /usr/sbin
+  bool withPlanes = true;    // also run `shoal serve` (the manager plane) for the space
   std::chrono::milliseconds readyTimeout{20'000};
 };
 
@@ -41,6 +43,8 @@ struct UpOutcome {
   MeshRecord record;
   bool alreadyRunning = false;  // a live supervisor for this space was found; nothing started
   bool replacedStaleRecord = false;
+  // With planes: the manager plane answered its liveness probe `bound` before `up` returned.
+  bool managerBound = false;
 };
 
 // `shoal up`: finds a running local mesh, or detaches a new supervisor and waits until its
@@ -48,8 +52,8 @@ struct UpOutcome {
 Result<UpOutcome> startDetached(const MeshPaths& paths, const UpOptions& options);
 
 struct DownOutcome {
-  bool wasRunning = false;           // a live supervisor was stopped
-  bool removedStaleRecord = false;   // the record named processes that were already gone
+  bool wasRunning = false;          // a live supervisor was stopped
+  bool removedStaleRecord = false;  // the record named processes that were already gone
   MeshRecord record;
 };
 

@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 
+#include "wire/token.h"
+
 namespace shoal::supervisor {
 namespace {
 
@@ -10,32 +12,20 @@ std::string envOr(const char* name, const std::string& fallback) {
   return (v != nullptr && v[0] == '/') ? std::string(v) : fallback;
 }
 
-// Same mapping as the wire's token sanitiser: anything outside [A-Za-z0-9_-] becomes '_'.
-std::string safeSpace(std::string_view space) {
-  std::string out;
-  for (char c : space) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '_' || c == '-';
-    out += ok ? c : '_';
-  }
-  return out.empty() ? "_" : out;
-}
-
 }  // namespace
 
 Result<MeshPaths> MeshPaths::resolve(std::string_view space) {
   const char* home = std::getenv("HOME");
   std::string homeDir = (home != nullptr && home[0] == '/') ? home : "";
   std::string dataHome = envOr("XDG_DATA_HOME", homeDir.empty() ? "" : homeDir + "/.local/share");
-  std::string stateHome =
-      envOr("XDG_STATE_HOME", homeDir.empty() ? "" : homeDir + "/.local/state");
+  std::string stateHome = envOr("XDG_STATE_HOME", homeDir.empty() ? "" : homeDir + "/.local/state");
   if (dataHome.empty() || stateHome.empty()) {
     return failedPrecondition("no-home",
                               "cannot place Shoal's files: set HOME (or XDG_DATA_HOME and "
                               "XDG_STATE_HOME) to an absolute path");
   }
   MeshPaths p;
-  p.space = safeSpace(space);
+  p.space = wire::sanitizeToken(space);
   p.dataDir = dataHome + "/shoal/" + p.space;
   p.brokerStoreDir = p.dataDir + "/broker";
   p.stateDir = stateHome + "/shoal";
@@ -43,6 +33,7 @@ Result<MeshPaths> MeshPaths::resolve(std::string_view space) {
   p.logDir = p.stateDir + "/logs";
   p.brokerLog = p.logDir + "/" + p.space + "-broker.log";
   p.supervisorLog = p.logDir + "/" + p.space + "-supervisor.log";
+  p.planesLog = p.logDir + "/" + p.space + "-planes.log";
   return p;
 }
 

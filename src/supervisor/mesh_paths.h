@@ -4,7 +4,7 @@
 //   broker   <data>/broker                             JetStream store of the embedded broker
 //   state    $XDG_STATE_HOME/shoal/                    (default ~/.local/state/shoal)
 //   registry <state>/meshes/<space>.json               the mesh registry record (MeshRecord)
-//   logs     <state>/logs/<space>-{broker,supervisor}.log
+//   logs     <state>/logs/<space>-{broker,supervisor,planes}.log
 //
 // The space name is sanitised to a routing token first, so a path can never escape its folder.
 //
@@ -27,6 +27,7 @@ struct MeshPaths {
   std::string logDir;
   std::string brokerLog;
   std::string supervisorLog;
+  std::string planesLog;
 
   // Fails (kFailedPrecondition) only when neither XDG variables nor HOME are set.
   static Result<MeshPaths> resolve(std::string_view space);

@@ -1,8 +1,8 @@
 #include "supervisor/mesh_paths.h"
 
-#include <gtest/gtest.h>
-
 #include <cstdlib>
+
+#include <gtest/gtest.h>
 
 namespace shoal::supervisor {
 namespace {

@@ -15,6 +15,7 @@ std::string encodeMeshRecord(const MeshRecord& r) {
   o["storeDir"] = r.storeDir;
   o["brokerPid"] = r.brokerPid;
   o["supervisorPid"] = r.supervisorPid;
+  o["servePid"] = r.servePid;
   o["startedAtMs"] = r.startedAtMs;
   o["mode"] = r.mode;
   return json::serialize(o) + "\n";
@@ -22,9 +23,9 @@ std::string encodeMeshRecord(const MeshRecord& r) {
 
 Result<MeshRecord> decodeMeshRecord(std::string_view text, std::string_view path) {
   auto bad = [&](std::string_view why) {
-    return dataLoss("bad-mesh-record",
-                    std::string("mesh registry file ") + std::string(path) + " is unreadable (" +
-                        std::string(why) + "); remove it with `shoal down --force`");
+    return dataLoss("bad-mesh-record", std::string("mesh registry file ") + std::string(path) +
+                                           " is unreadable (" + std::string(why) +
+                                           "); remove it with `shoal down --force`");
   };
   boost::system::error_code ec;
   json::value v = json::parse(text, ec);
@@ -54,6 +55,7 @@ Result<MeshRecord> decodeMeshRecord(std::string_view text, std::string_view path
       !num("supervisorPid", r.supervisorPid) || !num("startedAtMs", r.startedAtMs)) {
     return bad("missing a number field");
   }
+  if (o.contains("servePid") && !num("servePid", r.servePid)) return bad("bad servePid");
   r.port = static_cast<int>(port);
   return r;
 }

@@ -4,8 +4,10 @@
 // the broker is ready and removed when it stops. Format (version 1):
 //
 //   {"version":1,"space":"main","url":"nats://127.0.0.1:4222","host":"127.0.0.1","port":4222,
-//    "storeDir":"…/broker","brokerPid":124,"supervisorPid":123,"startedAtMs":1764500000000,
-//    "mode":"open"}
+//    "storeDir":"…/broker","brokerPid":124,"supervisorPid":123,"servePid":125,
+//    "startedAtMs":1764500000000,"mode":"open"}
+//
+// `servePid` may be absent (read as 0).
 //
 // Unknown fields are ignored on read; a file that is not this shape is refused with kDataLoss
 // naming the file and the remedy (`shoal down --force` removes it).
@@ -30,6 +32,7 @@ struct MeshRecord {
   std::string storeDir;
   int64_t brokerPid = 0;
   int64_t supervisorPid = 0;
+  int64_t servePid = 0;  // the planes process (`shoal serve`); 0 while it is not running
   int64_t startedAtMs = 0;
   std::string mode = "open";  // "open": owner `local`, no authentication (dev mode)
 

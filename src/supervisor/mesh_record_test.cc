@@ -1,9 +1,9 @@
 #include "supervisor/mesh_record.h"
 
-#include <gtest/gtest.h>
-
 #include <cstdlib>
 #include <filesystem>
+
+#include <gtest/gtest.h>
 
 namespace shoal::supervisor {
 namespace {
@@ -33,7 +33,7 @@ TEST(MeshRecord, GoldenBytes) {
   EXPECT_EQ(encodeMeshRecord(sample()),
             "{\"version\":1,\"space\":\"main\",\"url\":\"nats://127.0.0.1:40001\","
             "\"host\":\"127.0.0.1\",\"port\":40001,\"storeDir\":\"/tmp/x/broker\","
-            "\"brokerPid\":124,\"supervisorPid\":123,\"startedAtMs\":1764500000000,"
+            "\"brokerPid\":124,\"supervisorPid\":123,\"servePid\":0,\"startedAtMs\":1764500000000,"
             "\"mode\":\"open\"}\n");
 }
 
@@ -46,8 +46,8 @@ TEST(MeshRecord, UnknownFieldsIgnored) {
 
 // A damaged record is refused as data loss, naming the file and `shoal down --force`.
 TEST(MeshRecord, DamagedRecordNamesFileAndRemedy) {
-  for (std::string_view bad : {"", "{", "[]", "{\"version\":2}",
-                               "{\"version\":1,\"space\":\"main\"}"}) {
+  for (std::string_view bad :
+       {"", "{", "[]", "{\"version\":2}", "{\"version\":1,\"space\":\"main\"}"}) {
     auto r = decodeMeshRecord(bad, "/state/meshes/main.json");
     ASSERT_FALSE(r.isOk()) << bad;
     EXPECT_EQ(r.status().code(), StatusCode::kDataLoss);

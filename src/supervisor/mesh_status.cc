@@ -4,12 +4,16 @@
 
 #include "base/file_system.h"
 #include "base/process_info.h"
+#include "mesh/liveness_probe.h"
+#include "mesh/operator_identity.h"
 #include "transport/connection.h"
+#include "wire/liveness.h"
 
 namespace shoal::supervisor {
 namespace {
 
-BrokerStatus askBroker(const std::string& url, std::chrono::milliseconds timeout) {
+BrokerStatus askBroker(const std::string& url, std::chrono::milliseconds timeout,
+                       const std::string& space, std::vector<PlaneStatus>* planes) {
   BrokerStatus out;
   out.url = url;
   transport::ConnectOptions options;
@@ -38,6 +42,24 @@ BrokerStatus askBroker(const std::string& url, std::chrono::milliseconds timeout
   }
   auto rtt = (*conn)->rtt();
   if (rtt.isOk()) out.rttMs = static_cast<double>(rtt->count()) / 1e6;
+
+  const wire::Principal caller = mesh::localOperator().principal;
+  for (std::string_view plane : {"manager", "delivery"}) {
+    PlaneStatus ps;
+    ps.plane = std::string(plane);
+    auto verdict = mesh::probeLiveness(**conn, space, caller, plane, timeout);
+    if (verdict.isOk()) {
+      ps.responder = std::string(wire::responderName(verdict->responder));
+      ps.instance = verdict->instance.value_or("");
+      ps.detail = verdict->detail.empty()
+                      ? std::string(mesh::livenessEvidenceName(verdict->evidence))
+                      : verdict->detail;
+    } else {
+      ps.responder = "unknown";
+      ps.detail = verdict.status().toString();
+    }
+    planes->push_back(std::move(ps));
+  }
   return out;
 }
 
@@ -49,7 +71,7 @@ Result<MeshStatus> inspectMesh(const MeshPaths& paths, const std::string& server
   status.space = paths.space;
   if (!serverUrl.empty()) {
     status.mode = "external";
-    status.broker = askBroker(serverUrl, timeout);
+    status.broker = askBroker(serverUrl, timeout, paths.space, &status.planes);
     return status;
   }
   auto record = readMeshRecord(FileSystem::posix(), paths.registryFile);
@@ -65,7 +87,7 @@ Result<MeshStatus> inspectMesh(const MeshPaths& paths, const std::string& server
   status.record = *record;
   status.mode = record->mode;
   status.supervisorAlive = processExists(static_cast<pid_t>(record->supervisorPid));
-  status.broker = askBroker(record->url, timeout);
+  status.broker = askBroker(record->url, timeout, paths.space, &status.planes);
   return status;
 }
 

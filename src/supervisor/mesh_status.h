@@ -2,7 +2,8 @@
 //
 // The broker is found from the mesh registry (MeshRecord) or from an explicit URL; it is then
 // asked directly (a real connection, server INFO and a JetStream account request), so a stale
-// registry shows as "unreachable", not as up.
+// registry shows as "unreachable", not as up. Each plane is probed over the same connection
+// (Cotal plane liveness): bound / unbound / stale / unknown, as the plane grades itself.
 //
 // Thread safety: inspectMesh may be called from any thread; it opens its own connection.
 #pragma once
@@ -10,6 +11,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "base/result.h"
 #include "supervisor/mesh_paths.h"
@@ -20,11 +22,19 @@ namespace shoal::supervisor {
 struct BrokerStatus {
   std::string url;
   bool reachable = false;
-  std::string version;   // nats-server version, e.g. "2.9.10"
+  std::string version;  // nats-server version, e.g. "2.9.10"
   std::string serverId;
   bool jetstream = false;
   double rttMs = 0;
-  Status error;          // why it is unreachable or JetStream is off; OK otherwise
+  Status error;  // why it is unreachable or JetStream is off; OK otherwise
+};
+
+// A plane's liveness as a probe from the operator's principal saw it (mesh::probeLiveness).
+struct PlaneStatus {
+  std::string plane;      // "manager" | "delivery"
+  std::string responder;  // "bound" | "unbound" | "stale" | "unknown"
+  std::string instance;   // the responder's per-bind token, when it answered
+  std::string detail;     // how the verdict was reached ("no responders", "timeout", ...)
 };
 
 struct MeshStatus {
@@ -32,7 +42,8 @@ struct MeshStatus {
   std::optional<MeshRecord> record;  // absent: no local mesh recorded for this space
   bool supervisorAlive = false;
   BrokerStatus broker;
-  std::string mode;  // "open" (owner `local`, no authentication) or "external"
+  std::vector<PlaneStatus> planes;  // manager, delivery (empty when the broker is unreachable)
+  std::string mode;                 // "open" (owner `local`, no authentication) or "external"
 };
 
 // With `serverUrl` empty, inspects the recorded local mesh; kNotFound (reason `mesh-not-up`)

@@ -1,14 +1,13 @@
 // The `shoal` binary's local-mesh lifecycle, run as a user would: real processes, a real
 // nats-server, files under a private HOME. Each test owns its HOME, so tests never share a mesh.
-#include <gtest/gtest.h>
+#include <string>
+#include <vector>
+
+#include <boost/json.hpp>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-#include <boost/json.hpp>
-#include <string>
-#include <vector>
 
 #include "base/file_system.h"
 #include "base/process_info.h"
@@ -16,6 +15,8 @@
 #include "supervisor/mesh_record.h"
 #include "testing/eventually.h"
 #include "testing/temp_dir.h"
+
+#include <gtest/gtest.h>
 
 namespace shoal {
 namespace {
@@ -109,6 +110,7 @@ TEST_F(CliMeshTest, UpStatusDownLifecycle) {
   CliRun first = up();
   ASSERT_EQ(first.code, 0) << first.out << first.err;
   EXPECT_NE(first.out.find("✓ mesh `itest` up"), std::string::npos) << first.out;
+  EXPECT_NE(first.out.find("✓ manager plane serving"), std::string::npos) << first.out;
 
   auto rec = record();
   ASSERT_TRUE(rec.isOk()) << rec.status().toString();
@@ -125,6 +127,13 @@ TEST_F(CliMeshTest, UpStatusDownLifecycle) {
   EXPECT_FALSE(v.at("broker").at("version").as_string().empty());
   EXPECT_EQ(v.at("mode").as_string(), "open");
   EXPECT_EQ(v.at("local").at("storeDir").as_string(), rec->storeDir);
+  // `up` returns once the manager plane serves; nothing answers for delivery yet (issue 7).
+  ASSERT_EQ(v.at("planes").as_array().size(), 2u);
+  EXPECT_EQ(v.at("planes").at(0).at("plane").as_string(), "manager");
+  EXPECT_EQ(v.at("planes").at(0).at("responder").as_string(), "bound");
+  EXPECT_EQ(v.at("planes").at(1).at("responder").as_string(), "unbound");
+  auto servePid = static_cast<pid_t>(v.at("local").at("servePid").as_int64());
+  EXPECT_TRUE(processExists(servePid));
 
   CliRun human = shoal({"status"});
   EXPECT_EQ(human.code, 0);
@@ -141,6 +150,7 @@ TEST_F(CliMeshTest, UpStatusDownLifecycle) {
   EXPECT_NE(down.out.find("stopped"), std::string::npos) << down.out;
   EXPECT_FALSE(processExists(static_cast<pid_t>(rec->supervisorPid)));
   EXPECT_FALSE(processExists(static_cast<pid_t>(rec->brokerPid)));
+  EXPECT_FALSE(processExists(servePid));
   EXPECT_EQ(record().status().code(), StatusCode::kNotFound);
 
   CliRun after = shoal({"status", "--json"});

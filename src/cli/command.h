@@ -1,0 +1,24 @@
+// How a command group plugs into the `shoal` App: each group's register function adds its
+// subcommands to the App and sets their callbacks; a callback runs the command and stores its
+// exit code in the shared CommandResult. app.cc only lists the groups.
+//
+// Thread safety: CLI thread only.
+#pragma once
+
+namespace CLI {
+class App;
+}
+
+namespace shoal::cli {
+
+struct CommandResult {
+  int exitCode = 0;
+};
+
+// Local mesh lifecycle: up, status, down (mesh_commands.cc).
+void registerMeshCommands(CLI::App& app, CommandResult& result);
+
+// Space planes: serve, probe (plane_commands.cc).
+void registerPlaneCommands(CLI::App& app, CommandResult& result);
+
+}  // namespace shoal::cli

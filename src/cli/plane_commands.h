@@ -1,0 +1,31 @@
+// `shoal serve` and `shoal probe`: run a space's manager plane in the foreground, and ask a
+// plane whether it is serving (docs/planes.md).
+//
+//   shoal serve [--space S] [--server URL]
+//       connects (the broker from --server, else the mesh registry record, else
+//       nats://127.0.0.1:4222), ensures the space (prints what it created or that nothing
+//       changed), then serves the provision rail and the manager liveness responder until
+//       SIGTERM / SIGINT. Exit 0 after a clean stop, 1 on a failure.
+//   shoal probe manager|delivery [--space S] [--server URL] [--timeout SECONDS] [--json]
+//       probes as `local.<login>` (open mode, DESIGN.md §9) and prints the verdict. Exit 0 when
+//       the plane is bound, 1 otherwise, 2 for a plane name that is not probeable.
+//
+// Thread safety: CLI thread only.
+#pragma once
+
+#include <string>
+
+namespace shoal::cli {
+
+struct PlaneCommandArgs {
+  std::string space = "main";
+  std::string server;  // empty: from the mesh registry, else the default local URL
+  std::string plane;   // probe: manager | delivery
+  bool json = false;
+  double timeoutSeconds = 1.5;
+};
+
+int runServe(const PlaneCommandArgs& args);
+int runProbe(const PlaneCommandArgs& args);
+
+}  // namespace shoal::cli

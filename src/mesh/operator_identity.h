@@ -1,0 +1,21 @@
+// The principal of the person at the command line (DESIGN.md §9): in open dev mode
+// `local.<login>`, the login sanitised to an actor token, with display name `<login>@<host>`.
+// A one-shot sender: it has no roster row and no durables of its own.
+//
+// Thread safety: reads the environment and the password database; call from one thread.
+#pragma once
+
+#include <string>
+
+#include "wire/principal.h"
+
+namespace shoal::mesh {
+
+struct OperatorIdentity {
+  wire::Principal principal;
+  std::string displayName;  // "<login>@<host>"
+};
+
+OperatorIdentity localOperator();
+
+}  // namespace shoal::mesh

@@ -1,0 +1,112 @@
+#include "planes/manager_plane.h"
+
+#include "base/log.h"
+#include "mesh/provision_client.h"
+#include "planes/space_provisioner.h"
+
+namespace shoal::planes {
+namespace {
+
+constexpr std::chrono::milliseconds kBindFlushTimeout{5000};
+
+}  // namespace
+
+ManagerPlane::ManagerPlane(transport::Connection& conn, transport::JetStream& js, std::string space)
+    : conn_(conn), js_(js), space_(std::move(space)) {}
+
+ManagerPlane::~ManagerPlane() {
+  provisionSub_.reset();  // no new requests are posted after this
+  liveness_.reset();
+  loop_.stop();  // the request running now finishes; queued ones are dropped
+}
+
+Result<std::unique_ptr<ManagerPlane>> ManagerPlane::start(transport::Connection& conn,
+                                                          transport::JetStream& js,
+                                                          std::string_view space) {
+  SHOAL_ASSIGN_OR_RETURN(std::string filter, mesh::provisionServeFilter(space));
+  std::unique_ptr<ManagerPlane> plane(new ManagerPlane(conn, js, std::string(space)));
+  transport::Connection* c = &conn;
+  SHOAL_ASSIGN_OR_RETURN(
+      plane->liveness_, LivenessResponder::bind(conn, space, wire::Plane::kManager, [c] {
+        return c->state() == transport::ConnectionState::kConnected ? wire::Responder::kBound
+                                                                    : wire::Responder::kUnbound;
+      }));
+  ManagerPlane* self = plane.get();
+  SHOAL_ASSIGN_OR_RETURN(
+      auto sub, conn.queueSubscribe(filter, mesh::kManagerQueueGroup, [self](transport::Message m) {
+        self->loop_.post([self, m = std::move(m)] { self->handleProvision(m); });
+      }));
+  plane->provisionSub_.emplace(std::move(sub));
+  SHOAL_RETURN_IF_ERROR(conn.flush(kBindFlushTimeout));
+  log::info("manager {}: serving provision rail and liveness (instance {})", space,
+            plane->liveness_->instance());
+  return plane;
+}
+
+void ManagerPlane::onConnectionEvent(const transport::ConnectionEvent& event) {
+  switch (event.kind) {
+    case transport::ConnectionEventKind::kDisconnected:
+      log::warn("manager {}: broker connection lost; reconnecting", space_);
+      break;
+    case transport::ConnectionEventKind::kReconnected:
+      if (liveness_ != nullptr) {
+        if (Status st = liveness_->onReconnected(); !st.isOk()) {
+          log::error("manager {}: cannot mint a liveness instance: {}", space_, st.toString());
+        }
+      }
+      log::warn("manager {}: reconnected; liveness re-bound as instance {}", space_,
+                livenessInstance());
+      break;
+    case transport::ConnectionEventKind::kClosed:
+      log::warn("manager {}: broker connection closed", space_);
+      break;
+    case transport::ConnectionEventKind::kAsyncError:
+      log::warn("manager {}: {}", space_, event.status.toString());
+      break;
+  }
+}
+
+std::string ManagerPlane::livenessInstance() const {
+  return liveness_ != nullptr ? liveness_->instance() : std::string();
+}
+
+uint64_t ManagerPlane::livenessDropped() const {
+  return liveness_ != nullptr ? liveness_->dropped() : 0;
+}
+
+void ManagerPlane::handleProvision(const transport::Message& request) {
+  if (request.reply.empty()) {
+    log::warn("manager {}: dropped a provision request on {} with no reply subject", space_,
+              request.subject);
+    return;
+  }
+  auto reply = [&]() -> std::string {
+    auto caller = mesh::parseProvisionSubject(request.subject, space_);
+    if (!caller.isOk()) return mesh::encodeProvisionError(caller.status());
+    auto body = mesh::decodeProvisionRequest(request.data);
+    if (!body.isOk()) return mesh::encodeProvisionError(body.status());
+    auto report =
+        provisionPrincipal(js_, space_, caller->principal, caller->lifecycleUid, body->roles);
+    if (!report.isOk()) {
+      log::warn("manager {}: provisioning {} failed: {}", space_, caller->principal.dotForm(),
+                report.status().toString());
+      return mesh::encodeProvisionError(report.status());
+    }
+    log::info("manager {}: provisioned {} ({}, frontier {})", space_, report->dmDurable,
+              report->dmCreated ? "created" : "existing", report->frontier);
+    mesh::ProvisionReply out;
+    out.durable = report->dmDurable;
+    out.created = report->dmCreated;
+    out.frontier = report->frontier;
+    out.roles = report->roleDurables;
+    return mesh::encodeProvisionReply(out);
+  }();
+  if (Status st = conn_.publish(request.reply, reply); !st.isOk()) {
+    log::warn("manager {}: provision reply to {} not sent: {}", space_, request.reply,
+              st.toString());
+    return;
+  }
+  provisionReplies_.fetch_add(1);
+}
+
+}  // namespace shoal::planes

@@ -1,0 +1,69 @@
+// ManagerPlane: the running manager of one space — it serves the provisioning rail (so clients
+// never create durables themselves) and answers `manager` liveness probes (DESIGN.md §1, §9;
+// cotal-wire.md §5; docs/planes.md).
+//
+// Provision rail: `cotal.<space>.ep.one.manager.provision.*.*.*.*`, queue group `manager`
+// (codec and subject rules in mesh/provision_client.h). Each request is validated (subject
+// arity and tokens, JSON body), then provisionPrincipal runs for the caller named by the
+// subject, and the reply is `{"ok":true,…}` or `{"ok":false,"error":{…}}`. Requests run one at
+// a time on the plane's own event-loop thread, never on a nats.c thread. A request without a
+// reply subject is dropped with a warning.
+//
+// Liveness: a LivenessResponder for plane `manager`, grading itself `bound` while the
+// connection is connected and `unbound` otherwise; a reconnect mints a new instance token.
+//
+// The space must already have been ensured (ensureSpace). The connection should be made with
+// ConnectOptions::sendAsap, and its onEvent handler should forward to onConnectionEvent().
+//
+// Thread safety: onConnectionEvent() and the accessors may be called from any thread.
+// Lifetime: must not outlive `conn` or `js`; the destructor unsubscribes both rails, waits for
+// running handlers and drops queued provision requests (their callers time out).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "base/executor.h"
+#include "base/result.h"
+#include "planes/liveness_responder.h"
+#include "transport/connection.h"
+#include "transport/jetstream.h"
+
+namespace shoal::planes {
+
+class ManagerPlane {
+ public:
+  static Result<std::unique_ptr<ManagerPlane>> start(transport::Connection& conn,
+                                                     transport::JetStream& js,
+                                                     std::string_view space);
+
+  ManagerPlane(const ManagerPlane&) = delete;
+  ManagerPlane& operator=(const ManagerPlane&) = delete;
+  ~ManagerPlane();
+
+  // Logs disconnects / reconnects and re-mints the liveness instance on a reconnect.
+  void onConnectionEvent(const transport::ConnectionEvent& event);
+
+  const std::string& space() const { return space_; }
+  std::string livenessInstance() const;
+  uint64_t provisionReplies() const { return provisionReplies_.load(); }
+  uint64_t livenessDropped() const;
+
+ private:
+  ManagerPlane(transport::Connection& conn, transport::JetStream& js, std::string space);
+  void handleProvision(const transport::Message& request);
+
+  transport::Connection& conn_;
+  transport::JetStream& js_;
+  const std::string space_;
+  std::atomic<uint64_t> provisionReplies_{0};
+  EventLoopThread loop_;  // runs provision requests; stopped in the destructor
+  std::unique_ptr<LivenessResponder> liveness_;
+  std::optional<transport::Subscription> provisionSub_;
+};
+
+}  // namespace shoal::planes
