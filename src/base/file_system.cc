@@ -11,31 +11,6 @@
 namespace shoal {
 namespace {
 
-Status errnoStatus(int err, std::string_view op, const std::string& path) {
-  std::string message(op);
-  message += ' ';
-  message += path;
-  message += ": ";
-  message += std::strerror(err);
-  switch (err) {
-    case ENOSPC:
-    case EDQUOT:
-      return resourceExhausted("disk-full", message + " (free disk space and retry)");
-    case ENOENT:
-      return notFound("no-such-file", message);
-    case EEXIST:
-      return alreadyExists("file-exists", message);
-    case EACCES:
-    case EPERM:
-    case EROFS:
-      return permissionDenied("file-permission", message);
-    case EIO:
-      return dataLoss("io-error", message);
-    default:
-      return unavailable("file-error", message);
-  }
-}
-
 class PosixWritableFile final : public WritableFile {
  public:
   PosixWritableFile(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
@@ -50,7 +25,7 @@ class PosixWritableFile final : public WritableFile {
       ssize_t n = ::write(fd_, data.data(), data.size());
       if (n < 0) {
         if (errno == EINTR) continue;
-        return errnoStatus(errno, "write", path_);
+        return statusFromErrno(errno, "write", path_);
       }
       data.remove_prefix(static_cast<size_t>(n));
     }
@@ -58,14 +33,14 @@ class PosixWritableFile final : public WritableFile {
   }
 
   Status sync() override {
-    if (::fdatasync(fd_) != 0) return errnoStatus(errno, "fsync", path_);
+    if (::fdatasync(fd_) != 0) return statusFromErrno(errno, "fsync", path_);
     return Status::ok();
   }
 
   Status close() override {
     int fd = fd_;
     fd_ = -1;
-    if (::close(fd) != 0) return errnoStatus(errno, "close", path_);
+    if (::close(fd) != 0) return statusFromErrno(errno, "close", path_);
     return Status::ok();
   }
 
@@ -104,7 +79,7 @@ class PosixFileSystem final : public FileSystem {
   Result<std::unique_ptr<FileLock>> lockFile(const std::string& path,
                                              std::string_view holder) override {
     int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (fd < 0) return errnoStatus(errno, "open lock", path);
+    if (fd < 0) return statusFromErrno(errno, "open lock", path);
     int rc;
     do {
       rc = ::flock(fd, LOCK_EX | LOCK_NB);
@@ -113,7 +88,7 @@ class PosixFileSystem final : public FileSystem {
       int err = errno;
       std::string other = err == EWOULDBLOCK ? readHolder(fd) : std::string();
       ::close(fd);
-      if (err != EWOULDBLOCK) return errnoStatus(err, "flock", path);
+      if (err != EWOULDBLOCK) return statusFromErrno(err, "flock", path);
       return failedPrecondition("lock-held", path + " is locked by " + other +
                                                  " (stop that process, or use another directory)");
     }
@@ -129,13 +104,13 @@ class PosixFileSystem final : public FileSystem {
     int flags = O_WRONLY | O_CREAT | O_CLOEXEC;
     flags |= mode == CreateMode::kExclusive ? O_EXCL : O_TRUNC;
     int fd = ::open(path.c_str(), flags, 0600);
-    if (fd < 0) return errnoStatus(errno, "open", path);
+    if (fd < 0) return statusFromErrno(errno, "open", path);
     return std::unique_ptr<WritableFile>(new PosixWritableFile(fd, path));
   }
 
   Result<std::string> readFile(const std::string& path) override {
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return errnoStatus(errno, "open", path);
+    if (fd < 0) return statusFromErrno(errno, "open", path);
     std::string out;
     char buf[64 * 1024];
     for (;;) {
@@ -144,7 +119,7 @@ class PosixFileSystem final : public FileSystem {
         if (errno == EINTR) continue;
         int err = errno;
         ::close(fd);
-        return errnoStatus(err, "read", path);
+        return statusFromErrno(err, "read", path);
       }
       if (n == 0) break;
       out.append(buf, static_cast<size_t>(n));
@@ -154,22 +129,22 @@ class PosixFileSystem final : public FileSystem {
   }
 
   Status rename(const std::string& from, const std::string& to) override {
-    if (::rename(from.c_str(), to.c_str()) != 0) return errnoStatus(errno, "rename", from);
+    if (::rename(from.c_str(), to.c_str()) != 0) return statusFromErrno(errno, "rename", from);
     return Status::ok();
   }
 
   Status syncDir(const std::string& dir) override {
     int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) return errnoStatus(errno, "open directory", dir);
+    if (fd < 0) return statusFromErrno(errno, "open directory", dir);
     int rc = ::fsync(fd);
     int err = errno;
     ::close(fd);
-    if (rc != 0) return errnoStatus(err, "fsync directory", dir);
+    if (rc != 0) return statusFromErrno(err, "fsync directory", dir);
     return Status::ok();
   }
 
   Status remove(const std::string& path) override {
-    if (::unlink(path.c_str()) != 0) return errnoStatus(errno, "remove", path);
+    if (::unlink(path.c_str()) != 0) return statusFromErrno(errno, "remove", path);
     return Status::ok();
   }
 
@@ -183,13 +158,13 @@ class PosixFileSystem final : public FileSystem {
       if (!prefix.empty() && ::mkdir(prefix.c_str(), 0700) == 0) {
         created.push_back(prefix);
       } else if (!prefix.empty() && errno != EEXIST) {
-        return errnoStatus(errno, "mkdir", prefix);
+        return statusFromErrno(errno, "mkdir", prefix);
       }
       if (slash == std::string::npos) break;
       pos = slash + 1;
     }
     struct stat st {};
-    if (::stat(dir.c_str(), &st) != 0) return errnoStatus(errno, "stat", dir);
+    if (::stat(dir.c_str(), &st) != 0) return statusFromErrno(errno, "stat", dir);
     if (!S_ISDIR(st.st_mode))
       return failedPrecondition("not-a-directory", dir + " is not a directory");
     return created;
@@ -213,6 +188,31 @@ std::string parentDir(const std::string& path) {
 Result<std::unique_ptr<FileLock>> FileSystem::lockFile(const std::string& path,
                                                        std::string_view /*holder*/) {
   return failedPrecondition("lock-unsupported", "this file system cannot lock " + path);
+}
+
+Status statusFromErrno(int err, std::string_view op, const std::string& path) {
+  std::string message(op);
+  message += ' ';
+  message += path;
+  message += ": ";
+  message += std::strerror(err);
+  switch (err) {
+    case ENOSPC:
+    case EDQUOT:
+      return resourceExhausted("disk-full", message + " (free disk space and retry)");
+    case ENOENT:
+      return notFound("no-such-file", message);
+    case EEXIST:
+      return alreadyExists("file-exists", message);
+    case EACCES:
+    case EPERM:
+    case EROFS:
+      return permissionDenied("file-permission", message);
+    case EIO:
+      return dataLoss("io-error", message);
+    default:
+      return unavailable("file-error", message);
+  }
 }
 
 FileSystem& FileSystem::posix() {

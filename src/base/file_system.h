@@ -77,6 +77,10 @@ class FileSystem {
   static FileSystem& posix();
 };
 
+// The Status for a failed call `op` on `path` with `errno` value `err`, by the table above.
+// Shared by every FileSystem implementation so a fake fails exactly like the real one.
+Status statusFromErrno(int err, std::string_view op, const std::string& path);
+
 // Convenience: durable whole-file replacement with the recipe above.
 Status writeFileAtomically(FileSystem& fs, const std::string& path, std::string_view contents);
 

@@ -29,16 +29,11 @@ auto onLoop(Executor& loop, F fn) -> decltype(fn()) {
   return future.get();
 }
 
-class PresenceIntegrationTest : public shoal::testing::NatsServerTest {
+class PresenceIntegrationTest : public shoal::testing::JetStreamServerTest {
  protected:
   void SetUp() override {
-    NatsServerTest::SetUp();
+    JetStreamServerTest::SetUp();
     if (HasFatalFailure()) return;
-    conn_ = connect();
-    ASSERT_NE(conn_, nullptr);
-    auto js = transport::JetStream::create(*conn_);
-    ASSERT_TRUE(js.isOk()) << js.status().toString();
-    js_.emplace(std::move(js).value());
     transport::KvConfig config;
     config.bucket = *wire::bucketName(wire::Bucket::kPresence, "main");
     config.ttl = kPresenceTtl;  // provisioning is not ours; the test creates the bucket
@@ -96,8 +91,6 @@ class PresenceIntegrationTest : public shoal::testing::NatsServerTest {
     });
   }
 
-  std::unique_ptr<transport::Connection> conn_;
-  std::optional<transport::JetStream> js_;
   std::optional<transport::KeyValue> kv_;
   std::optional<KvPresenceStore> store_;
   std::optional<KvPresenceWatchSource> source_;

@@ -9,18 +9,8 @@ namespace {
 
 using std::chrono::milliseconds;
 
-class JetStreamTest : public shoal::testing::NatsServerTest {
+class JetStreamTest : public shoal::testing::JetStreamServerTest {
  protected:
-  void SetUp() override {
-    NatsServerTest::SetUp();
-    if (HasFatalFailure()) return;
-    conn_ = connect();
-    ASSERT_NE(conn_, nullptr);
-    auto js = JetStream::create(*conn_);
-    ASSERT_TRUE(js.isOk()) << js.status().toString();
-    js_.emplace(std::move(js).value());
-  }
-
   StreamConfig dmStream() {
     StreamConfig config;
     config.name = "DM_main";
@@ -29,9 +19,6 @@ class JetStreamTest : public shoal::testing::NatsServerTest {
     config.maxMsgsPerSubject = 1000;
     return config;
   }
-
-  std::unique_ptr<Connection> conn_;
-  std::optional<JetStream> js_;
 };
 
 // A created stream reports its config and, after publishes, its last sequence.

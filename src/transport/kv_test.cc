@@ -12,16 +12,11 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-class KvTest : public shoal::testing::NatsServerTest {
+class KvTest : public shoal::testing::JetStreamServerTest {
  protected:
   void SetUp() override {
-    NatsServerTest::SetUp();
+    JetStreamServerTest::SetUp();
     if (HasFatalFailure()) return;
-    conn_ = connect();
-    ASSERT_NE(conn_, nullptr);
-    auto js = JetStream::create(*conn_);
-    ASSERT_TRUE(js.isOk()) << js.status().toString();
-    js_.emplace(std::move(js).value());
     KvConfig config;
     config.bucket = "cotal_channels_main";
     config.history = 5;
@@ -30,8 +25,6 @@ class KvTest : public shoal::testing::NatsServerTest {
     kv_.emplace(std::move(kv).value());
   }
 
-  std::unique_ptr<Connection> conn_;
-  std::optional<JetStream> js_;
   std::optional<KeyValue> kv_;
 };
 

@@ -15,16 +15,11 @@ constexpr const char* kStream = "DM_main";
 constexpr const char* kDurable = "dm_local-bob-uid";
 constexpr const char* kSubject = "cotal.main.inst.local.bob.local.alice";
 
-class PullConsumerTest : public shoal::testing::NatsServerTest {
+class PullConsumerTest : public shoal::testing::JetStreamServerTest {
  protected:
   void SetUp() override {
-    NatsServerTest::SetUp();
+    JetStreamServerTest::SetUp();
     if (HasFatalFailure()) return;
-    conn_ = connect();
-    ASSERT_NE(conn_, nullptr);
-    auto js = JetStream::create(*conn_);
-    ASSERT_TRUE(js.isOk()) << js.status().toString();
-    js_.emplace(std::move(js).value());
     StreamConfig stream;
     stream.name = kStream;
     stream.subjects = {"cotal.main.inst.>"};
@@ -66,9 +61,6 @@ class PullConsumerTest : public shoal::testing::NatsServerTest {
     EXPECT_TRUE(info.isOk()) << info.status().toString();
     return info.isOk() ? info->numAckPending : -1;
   }
-
-  std::unique_ptr<Connection> conn_;
-  std::optional<JetStream> js_;
 };
 
 // Binding to an existing durable fetches its messages with subject, data, headers and metadata.

@@ -19,27 +19,6 @@ namespace {
 using InodePtr = std::shared_ptr<FaultFileSystem::Inode>;
 using Entries = std::map<std::string, InodePtr>;
 
-Status errnoStatus(int err, std::string_view op, const std::string& path) {
-  std::string message = std::string(op) + " " + path + ": " + std::strerror(err);
-  switch (err) {
-    case ENOSPC:
-    case EDQUOT:
-      return resourceExhausted("disk-full", message + " (free disk space and retry)");
-    case ENOENT:
-      return notFound("no-such-file", message);
-    case EEXIST:
-      return alreadyExists("file-exists", message);
-    case EACCES:
-    case EPERM:
-    case EROFS:
-      return permissionDenied("file-permission", message);
-    case EIO:
-      return dataLoss("io-error", message);
-    default:
-      return unavailable("file-error", message);
-  }
-}
-
 std::string parentOf(const std::string& path) {
   size_t slash = path.find_last_of('/');
   if (slash == 0) return "/";
@@ -140,22 +119,22 @@ class FaultWritableFile final : public WritableFile {
   Status append(std::string_view data) override {
     std::lock_guard<std::mutex> l(fs_->mu);
     if (int err = gate(FsOp::kAppend, std::to_string(data.size()) + "B")) {
-      return errnoStatus(err, "write", path_);
+      return statusFromErrno(err, "write", path_);
     }
     inode_->data.append(data);
     return Status::ok();
   }
   Status sync() override {
     std::lock_guard<std::mutex> l(fs_->mu);
-    if (int err = gate(FsOp::kSync)) return errnoStatus(err, "fsync", path_);
+    if (int err = gate(FsOp::kSync)) return statusFromErrno(err, "fsync", path_);
     inode_->synced = inode_->data;
     return Status::ok();
   }
   Status close() override {
     std::lock_guard<std::mutex> l(fs_->mu);
-    if (closed_) return errnoStatus(EBADF, "close", path_);
+    if (closed_) return statusFromErrno(EBADF, "close", path_);
     closed_ = true;
-    if (int err = gate(FsOp::kClose)) return errnoStatus(err, "close", path_);
+    if (int err = gate(FsOp::kClose)) return statusFromErrno(err, "close", path_);
     return Status::ok();
   }
 
@@ -227,14 +206,14 @@ FaultFileSystem::~FaultFileSystem() = default;
 Result<std::unique_ptr<WritableFile>> FaultFileSystem::openForWrite(const std::string& path,
                                                                     CreateMode mode) {
   std::lock_guard<std::mutex> l(impl_->mu);
-  if (int err = impl_->check(FsOp::kOpen, path)) return errnoStatus(err, "open", path);
-  if (!validPath(path)) return errnoStatus(EINVAL, "open", path);
+  if (int err = impl_->check(FsOp::kOpen, path)) return statusFromErrno(err, "open", path);
+  if (!validPath(path)) return statusFromErrno(EINVAL, "open", path);
   auto dir = impl_->entries.find(parentOf(path));
-  if (dir == impl_->entries.end()) return errnoStatus(ENOENT, "open", path);
+  if (dir == impl_->entries.end()) return statusFromErrno(ENOENT, "open", path);
   InodePtr node = impl_->lookup(path);
   if (node != nullptr) {
-    if (node->dir) return errnoStatus(EISDIR, "open", path);
-    if (mode == CreateMode::kExclusive) return errnoStatus(EEXIST, "open", path);
+    if (node->dir) return statusFromErrno(EISDIR, "open", path);
+    if (mode == CreateMode::kExclusive) return statusFromErrno(EEXIST, "open", path);
     node->data.clear();  // O_TRUNC: the truncation itself is not durable until sync
   } else {
     node = std::make_shared<Inode>();
@@ -246,25 +225,25 @@ Result<std::unique_ptr<WritableFile>> FaultFileSystem::openForWrite(const std::s
 
 Result<std::string> FaultFileSystem::readFile(const std::string& path) {
   std::lock_guard<std::mutex> l(impl_->mu);
-  if (int err = impl_->check(FsOp::kRead, path)) return errnoStatus(err, "read", path);
+  if (int err = impl_->check(FsOp::kRead, path)) return statusFromErrno(err, "read", path);
   InodePtr node = impl_->lookup(path);
-  if (node == nullptr) return errnoStatus(ENOENT, "open", path);
-  if (node->dir) return errnoStatus(EISDIR, "read", path);
+  if (node == nullptr) return statusFromErrno(ENOENT, "open", path);
+  if (node->dir) return statusFromErrno(EISDIR, "read", path);
   return node->data;
 }
 
 Status FaultFileSystem::rename(const std::string& from, const std::string& to) {
   std::lock_guard<std::mutex> l(impl_->mu);
   if (int err = impl_->check(FsOp::kRename, from, "-> " + to)) {
-    return errnoStatus(err, "rename", from);
+    return statusFromErrno(err, "rename", from);
   }
   InodePtr node = impl_->lookup(from);
-  if (node == nullptr) return errnoStatus(ENOENT, "rename", from);
-  if (node->dir) return errnoStatus(EISDIR, "rename", from);
+  if (node == nullptr) return statusFromErrno(ENOENT, "rename", from);
+  if (node->dir) return statusFromErrno(EISDIR, "rename", from);
   auto toDir = impl_->entries.find(parentOf(to));
-  if (!validPath(to) || toDir == impl_->entries.end()) return errnoStatus(ENOENT, "rename", to);
+  if (!validPath(to) || toDir == impl_->entries.end()) return statusFromErrno(ENOENT, "rename", to);
   InodePtr target = impl_->lookup(to);
-  if (target != nullptr && target->dir) return errnoStatus(EISDIR, "rename", to);
+  if (target != nullptr && target->dir) return statusFromErrno(EISDIR, "rename", to);
   impl_->entries[parentOf(from)].erase(baseName(from));
   toDir->second[baseName(to)] = node;
   return Status::ok();
@@ -272,27 +251,28 @@ Status FaultFileSystem::rename(const std::string& from, const std::string& to) {
 
 Status FaultFileSystem::syncDir(const std::string& dir) {
   std::lock_guard<std::mutex> l(impl_->mu);
-  if (int err = impl_->check(FsOp::kSyncDir, dir)) return errnoStatus(err, "fsync directory", dir);
+  if (int err = impl_->check(FsOp::kSyncDir, dir))
+    return statusFromErrno(err, "fsync directory", dir);
   auto it = impl_->entries.find(dir);
-  if (it == impl_->entries.end()) return errnoStatus(ENOENT, "open directory", dir);
+  if (it == impl_->entries.end()) return statusFromErrno(ENOENT, "open directory", dir);
   impl_->durable[dir] = it->second;
   return Status::ok();
 }
 
 Status FaultFileSystem::remove(const std::string& path) {
   std::lock_guard<std::mutex> l(impl_->mu);
-  if (int err = impl_->check(FsOp::kRemove, path)) return errnoStatus(err, "remove", path);
+  if (int err = impl_->check(FsOp::kRemove, path)) return statusFromErrno(err, "remove", path);
   InodePtr node = impl_->lookup(path);
-  if (node == nullptr) return errnoStatus(ENOENT, "remove", path);
-  if (node->dir) return errnoStatus(EISDIR, "remove", path);
+  if (node == nullptr) return statusFromErrno(ENOENT, "remove", path);
+  if (node->dir) return statusFromErrno(EISDIR, "remove", path);
   impl_->entries[parentOf(path)].erase(baseName(path));
   return Status::ok();
 }
 
 Result<std::vector<std::string>> FaultFileSystem::createDirs(const std::string& dir) {
   std::lock_guard<std::mutex> l(impl_->mu);
-  if (int err = impl_->check(FsOp::kCreateDirs, dir)) return errnoStatus(err, "mkdir", dir);
-  if (!validPath(dir)) return errnoStatus(EINVAL, "mkdir", dir);
+  if (int err = impl_->check(FsOp::kCreateDirs, dir)) return statusFromErrno(err, "mkdir", dir);
+  if (!validPath(dir)) return statusFromErrno(EINVAL, "mkdir", dir);
   std::vector<std::string> created;
   for (size_t pos = 1; pos <= dir.size();) {
     size_t slash = dir.find('/', pos);
@@ -300,7 +280,7 @@ Result<std::vector<std::string>> FaultFileSystem::createDirs(const std::string& 
     std::string prefix = dir.substr(0, slash);
     if (impl_->entries.count(prefix) == 0) {
       InodePtr existing = impl_->lookup(prefix);
-      if (existing != nullptr) return errnoStatus(ENOTDIR, "mkdir", prefix);
+      if (existing != nullptr) return statusFromErrno(ENOTDIR, "mkdir", prefix);
       auto node = std::make_shared<Inode>();
       node->dir = true;
       impl_->entries[parentOf(prefix)][baseName(prefix)] = node;
@@ -320,10 +300,10 @@ bool FaultFileSystem::exists(const std::string& path) {
 Result<std::unique_ptr<FileLock>> FaultFileSystem::lockFile(const std::string& path,
                                                             std::string_view holder) {
   std::lock_guard<std::mutex> l(impl_->mu);
-  if (int err = impl_->check(FsOp::kLock, path)) return errnoStatus(err, "open lock", path);
+  if (int err = impl_->check(FsOp::kLock, path)) return statusFromErrno(err, "open lock", path);
   auto dir = impl_->entries.find(parentOf(path));
   if (!validPath(path) || dir == impl_->entries.end()) {
-    return errnoStatus(ENOENT, "open lock", path);
+    return statusFromErrno(ENOENT, "open lock", path);
   }
   InodePtr node = impl_->lookup(path);
   if (node == nullptr) {

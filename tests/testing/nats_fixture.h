@@ -1,5 +1,6 @@
 // NatsServerTest: a GoogleTest fixture with a fresh TestNatsServer per test, plus helpers to
-// connect to it and to collect connection events.
+// connect to it and to collect connection events. JetStreamServerTest adds a ready connection
+// and JetStream context.
 //
 // Header-only and gtest-dependent: include it only from test sources. Override
 // serverOptions() to configure the server (permissions, max payload).
@@ -9,10 +10,12 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 
 #include "testing/eventually.h"
 #include "testing/nats_server.h"
 #include "transport/connection.h"
+#include "transport/jetstream.h"
 
 #include <gtest/gtest.h>
 
@@ -68,6 +71,23 @@ class NatsServerTest : public ::testing::Test {
   std::unique_ptr<transport::Connection> connect() { return connect(optionsForServer()); }
 
   std::unique_ptr<TestNatsServer> server_;
+};
+
+// NatsServerTest plus one connection (conn_) and its JetStream context (js_), ready in SetUp.
+class JetStreamServerTest : public NatsServerTest {
+ protected:
+  void SetUp() override {
+    NatsServerTest::SetUp();
+    if (HasFatalFailure()) return;
+    conn_ = connect();
+    ASSERT_NE(conn_, nullptr);
+    auto js = transport::JetStream::create(*conn_);
+    ASSERT_TRUE(js.isOk()) << js.status().toString();
+    js_.emplace(std::move(js).value());
+  }
+
+  std::unique_ptr<transport::Connection> conn_;
+  std::optional<transport::JetStream> js_;
 };
 
 }  // namespace shoal::testing
