@@ -62,6 +62,13 @@ bool isOurBroker(pid_t pid, const std::string& storeDir) {
   return (*args)[0].find("nats-server") != std::string::npos && argsContain(*args, storeDir);
 }
 
+// Is `pid` the planes process (`shoal serve`) a supervisor started for this space?
+bool isOurPlanes(pid_t pid, const std::string& space) {
+  auto args = processCommandLine(pid);
+  if (!args.isOk() || args->size() < 4) return false;
+  return (*args)[1] == "serve" && argsContain(*args, "--space") && argsContain(*args, space);
+}
+
 std::string tailOf(const std::string& path, size_t maxBytes = 2000) {
   auto text = FileSystem::posix().readFile(path);
   if (!text.isOk()) return "";
@@ -94,6 +101,31 @@ bool waitUntilGone(pid_t pid, milliseconds timeout) {
     std::this_thread::sleep_for(kPollInterval);
   }
   return true;
+}
+
+bool waitUntilGoneOrKill(pid_t pid, milliseconds timeout) {
+  if (waitUntilGone(pid, timeout)) return true;
+  (void)signalProcess(pid, SIGKILL);
+  return waitUntilGone(pid, milliseconds(2'000));
+}
+
+// A supervisor that died (SIGKILL, OOM) leaves its planes and broker running. Stops the ones
+// whose command lines prove they are this space's; returns whether any was found.
+bool stopOrphans(const MeshRecord& record, const std::string& space, milliseconds timeout) {
+  bool found = false;
+  auto planesPid = static_cast<pid_t>(record.servePid);
+  if (isOurPlanes(planesPid, space)) {
+    found = true;
+    (void)signalProcess(planesPid, SIGTERM);
+    (void)waitUntilGoneOrKill(planesPid, timeout);
+  }
+  auto brokerPid = static_cast<pid_t>(record.brokerPid);
+  if (isOurBroker(brokerPid, record.storeDir)) {
+    found = true;
+    (void)signalProcess(brokerPid, SIGTERM);
+    (void)waitUntilGoneOrKill(brokerPid, timeout);
+  }
+  return found;
 }
 
 }  // namespace
@@ -300,7 +332,9 @@ Result<UpOutcome> startDetached(const MeshPaths& paths, const UpOptions& options
       outcome.alreadyRunning = true;
       return outcome;
     }
-    outcome.replacedStaleRecord = true;  // its supervisor is gone: the record is stale
+    // Its supervisor is gone: the record is stale. Orphans would hold the port and the store.
+    outcome.replacedStaleRecord = true;
+    (void)stopOrphans(*existing, paths.space, milliseconds(10'000));
     (void)fs.remove(paths.registryFile);
   } else if (existing.status().code() != StatusCode::kNotFound) {
     return existing.status();
@@ -370,7 +404,6 @@ Result<DownOutcome> stopMesh(const MeshPaths& paths, bool force, milliseconds ti
   }
   outcome.record = *record;
   auto supervisorPid = static_cast<pid_t>(record->supervisorPid);
-  auto brokerPid = static_cast<pid_t>(record->brokerPid);
 
   if (isOurSupervisor(supervisorPid, paths.space)) {
     SHOAL_RETURN_IF_ERROR(signalProcess(supervisorPid, SIGTERM));
@@ -380,10 +413,8 @@ Result<DownOutcome> stopMesh(const MeshPaths& paths, bool force, milliseconds ti
                                   ") did not stop in time; see " + paths.supervisorLog);
     }
     outcome.wasRunning = true;
-  } else if (isOurBroker(brokerPid, record->storeDir)) {
-    // The supervisor died but left its broker behind: stop the broker it started.
-    SHOAL_RETURN_IF_ERROR(signalProcess(brokerPid, SIGTERM));
-    if (!waitUntilGone(brokerPid, timeout)) (void)signalProcess(brokerPid, SIGKILL);
+  } else if (stopOrphans(*record, paths.space, timeout)) {
+    // The supervisor died but left what it started behind.
     outcome.wasRunning = true;
   } else {
     outcome.removedStaleRecord = true;

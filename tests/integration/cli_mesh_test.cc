@@ -175,6 +175,25 @@ TEST_F(CliMeshTest, SupervisorRestartsCrashedBroker) {
   ASSERT_TRUE(eventually([&] { return shoal({"status"}).code == 0; }, std::chrono::seconds(20)));
 }
 
+// A supervisor killed outright leaves its broker and planes behind; `down` stops exactly those
+// (their command lines prove they are this space's) and nothing else.
+TEST_F(CliMeshTest, DownStopsOrphansOfAKilledSupervisor) {
+  ASSERT_EQ(up().code, 0);
+  auto rec = record();
+  ASSERT_TRUE(rec.isOk());
+  ASSERT_TRUE(eventually([&] { return record()->servePid > 0; }, std::chrono::seconds(20)));
+  rec = record();
+  ASSERT_TRUE(signalProcess(static_cast<pid_t>(rec->supervisorPid), SIGKILL).isOk());
+  ASSERT_TRUE(eventually([&] { return !processExists(static_cast<pid_t>(rec->supervisorPid)); }));
+  EXPECT_TRUE(processExists(static_cast<pid_t>(rec->brokerPid)));
+
+  CliRun down = shoal({"down"});
+  ASSERT_EQ(down.code, 0) << down.err;
+  EXPECT_FALSE(processExists(static_cast<pid_t>(rec->brokerPid)));
+  EXPECT_FALSE(processExists(static_cast<pid_t>(rec->servePid)));
+  EXPECT_EQ(record().status().code(), StatusCode::kNotFound);
+}
+
 // Without nats-server, `up` refuses, names scripts/bootstrap, and records nothing.
 TEST_F(CliMeshTest, MissingNatsServerNamesBootstrap) {
   CliRun r = shoal({"up", "--nats-server", home_->join("no-such-nats-server")});
