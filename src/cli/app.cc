@@ -37,6 +37,7 @@ int run(int argc, char** argv) {
 
   CommandResult result;
   registerMeshCommands(app, result);
+  registerEndpointsCommands(app, result);
   registerPlaneCommands(app, result);
 
   try {

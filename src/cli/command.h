@@ -18,6 +18,9 @@ struct CommandResult {
 // Local mesh lifecycle: up, status, down (mesh_commands.cc).
 void registerMeshCommands(CLI::App& app, CommandResult& result);
 
+// The roster: endpoints (endpoints_command.cc).
+void registerEndpointsCommands(CLI::App& app, CommandResult& result);
+
 // Space planes: serve, probe (plane_commands.cc).
 void registerPlaneCommands(CLI::App& app, CommandResult& result);
 

@@ -30,17 +30,12 @@ namespace {
 
 namespace json = boost::json;
 
-constexpr std::string_view kDefaultServerUrl = "nats://127.0.0.1:4222";
 constexpr int kUsageExitCode = 2;
 
 // The broker to use: --server, else the space's mesh record, else the default local URL.
 Result<std::string> resolveServer(const PlaneCommandArgs& args) {
-  if (!args.server.empty()) return args.server;
   SHOAL_ASSIGN_OR_RETURN(auto paths, supervisor::MeshPaths::resolve(args.space));
-  auto record = supervisor::readMeshRecord(FileSystem::posix(), paths.registryFile);
-  if (record.isOk()) return record->url;
-  if (record.status().code() == StatusCode::kNotFound) return std::string(kDefaultServerUrl);
-  return record.status();
+  return supervisor::meshBrokerUrl(FileSystem::posix(), paths.registryFile, args.server);
 }
 
 void printSpaceReport(const planes::SpaceReport& report) {

@@ -60,6 +60,17 @@ Result<MeshRecord> decodeMeshRecord(std::string_view text, std::string_view path
   return r;
 }
 
+Result<std::string> meshBrokerUrl(FileSystem& fs, const std::string& registryFile,
+                                  const std::string& serverOverride) {
+  if (!serverOverride.empty()) return serverOverride;
+  auto record = readMeshRecord(fs, registryFile);
+  if (record.isOk()) return record->url;
+  if (record.status().code() == StatusCode::kNotFound) {
+    return std::string("nats://127.0.0.1:4222");
+  }
+  return record.status();
+}
+
 Result<MeshRecord> readMeshRecord(FileSystem& fs, const std::string& path) {
   auto text = fs.readFile(path);
   if (!text.isOk()) return text.status();

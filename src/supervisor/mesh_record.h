@@ -42,6 +42,11 @@ struct MeshRecord {
 std::string encodeMeshRecord(const MeshRecord& record);
 Result<MeshRecord> decodeMeshRecord(std::string_view json, std::string_view path);
 
+// The broker a command should use: `serverOverride` if given, else the space's recorded local
+// mesh, else the default local URL nats://127.0.0.1:4222. A damaged record is an error.
+Result<std::string> meshBrokerUrl(FileSystem& fs, const std::string& registryFile,
+                                  const std::string& serverOverride);
+
 // kNotFound when there is no record (the mesh is not up).
 Result<MeshRecord> readMeshRecord(FileSystem& fs, const std::string& path);
 // Creates the registry directory if needed; durable (temp → fsync → rename → fsync dir).

@@ -9,12 +9,17 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/file_system.h"
 #include "base/process_info.h"
 #include "base/subprocess.h"
 #include "supervisor/mesh_record.h"
 #include "testing/eventually.h"
 #include "testing/temp_dir.h"
+#include "transport/connection.h"
+#include "transport/jetstream.h"
+#include "transport/kv.h"
+#include "wire/presence.h"
 
 #include <gtest/gtest.h>
 
@@ -192,6 +197,47 @@ TEST_F(CliMeshTest, DownStopsOrphansOfAKilledSupervisor) {
   EXPECT_FALSE(processExists(static_cast<pid_t>(rec->brokerPid)));
   EXPECT_FALSE(processExists(static_cast<pid_t>(rec->servePid)));
   EXPECT_EQ(record().status().code(), StatusCode::kNotFound);
+}
+
+// `endpoints` lists what peers published in presence, with their status and activity, and
+// leaves out a forged record whose card.id does not match its key.
+TEST_F(CliMeshTest, EndpointsListsPresence) {
+  ASSERT_EQ(up().code, 0);
+  auto rec = record();
+  ASSERT_TRUE(rec.isOk());
+  transport::ConnectOptions options;
+  options.servers = {rec->url};
+  auto conn = transport::Connection::connect(options);
+  ASSERT_TRUE(conn.isOk()) << conn.status().toString();
+  auto js = transport::JetStream::create(**conn);
+  ASSERT_TRUE(js.isOk());
+  auto kv = transport::KeyValue::openBucket(*js, "cotal_presence_itest");
+  ASSERT_TRUE(kv.isOk()) << kv.status().toString();
+
+  wire::Presence alice;
+  alice.card.id = "local.alice";
+  alice.card.name = "alice";
+  alice.status = wire::PresenceStatus::kWorking;
+  alice.ts = static_cast<double>(Clock::real().wallMs());
+  alice.activity = "reviewing the journal";
+  auto bytes = wire::encodePresence(alice);
+  ASSERT_TRUE(bytes.isOk()) << bytes.status().toString();
+  ASSERT_TRUE(kv->put("local.alice", *bytes).isOk());
+  ASSERT_TRUE(kv->put("local.mallory", *bytes).isOk());  // forged: card.id is local.alice
+
+  CliRun r = shoal({"endpoints", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  json::value v = json::parse(r.out);
+  EXPECT_EQ(v.at("view").at("state").as_string(), "current");
+  const json::array& rows = v.at("endpoints").as_array();
+  ASSERT_EQ(rows.size(), 1u) << r.out;
+  EXPECT_EQ(rows[0].at("id").as_string(), "local.alice");
+  EXPECT_EQ(rows[0].at("status").as_string(), "working");
+  EXPECT_EQ(rows[0].at("activity").as_string(), "reviewing the journal");
+
+  CliRun human = shoal({"endpoints"});
+  EXPECT_NE(human.out.find("alice"), std::string::npos) << human.out;
+  EXPECT_NE(human.out.find("working"), std::string::npos) << human.out;
 }
 
 // Without nats-server, `up` refuses, names scripts/bootstrap, and records nothing.

@@ -1,0 +1,164 @@
+// `shoal endpoints`: the space's roster as the presence view sees it.
+#include <cmath>
+#include <cstdio>
+#include <memory>
+
+#include <CLI/CLI.hpp>
+#include <boost/json.hpp>
+#include <fmt/format.h>
+
+#include "base/clock.h"
+#include "base/file_system.h"
+#include "cli/command.h"
+#include "cli/output.h"
+#include "mesh/roster_read.h"
+#include "supervisor/mesh_paths.h"
+#include "supervisor/mesh_record.h"
+#include "transport/connection.h"
+
+namespace shoal::cli {
+namespace {
+
+namespace json = boost::json;
+
+struct EndpointsArgs {
+  std::string space = "main";
+  std::string server;
+  double timeoutSeconds = 3;
+  bool json = false;
+};
+
+// "40s", "12m", "3h05m", "2d" — the age of an epoch-ms stamp; empty for a non-finite stamp.
+std::string age(std::optional<double> stampMs, int64_t nowMs) {
+  if (!stampMs || !std::isfinite(*stampMs)) return "";
+  auto s = static_cast<int64_t>((static_cast<double>(nowMs) - *stampMs) / 1000);
+  if (s < 0) s = 0;
+  if (s < 120) return fmt::format("{}s", s);
+  if (s < 7200) return fmt::format("{}m", s / 60);
+  if (s < 172800) return fmt::format("{}h{:02}m", s / 3600, (s % 3600) / 60);
+  return fmt::format("{}d", s / 86400);
+}
+
+std::string describeRow(const mesh::RosterRow& row, bool viewCurrent, int64_t nowMs) {
+  const wire::Presence& p = row.presence;
+  std::string state = viewCurrent ? std::string(wire::presenceStatusName(p.status))
+                                  : "mesh unknown (last known " +
+                                        std::string(wire::presenceStatusName(p.status)) + ")";
+  if (p.condition) {
+    std::string since = age(p.condition->since, nowMs);
+    state += fmt::format(" ({}{})", wire::conditionCodeName(p.condition->code),
+                         since.empty() ? "" : " for " + since);
+  }
+  std::string line = fmt::format("{:<20} {:<36} {}", p.card.name, row.id, state);
+  if (p.activity) {
+    line += " · " + *p.activity;
+    std::string set = age(p.activitySince, nowMs);
+    if (!set.empty()) line += " (set " + set + " ago)";
+  }
+  if (std::string a = age(p.activeAt, nowMs); !a.empty()) line += " · active " + a + " ago";
+  if (std::string u = age(p.statusSince, nowMs); !u.empty()) line += " · unchanged for " + u;
+  if (p.card.role) line += " · role " + *p.card.role;
+  return line;
+}
+
+json::value optionalNumber(std::optional<double> v) {
+  if (!v || !std::isfinite(*v)) return nullptr;
+  return json::value(*v);
+}
+
+json::object rowJson(const mesh::RosterRow& row) {
+  const wire::Presence& p = row.presence;
+  json::object o;
+  o["id"] = row.id;
+  o["name"] = p.card.name;
+  o["role"] = p.card.role ? json::value(*p.card.role) : json::value(nullptr);
+  o["status"] = std::string(wire::presenceStatusName(p.status));
+  o["offlineCause"] = std::string(mesh::offlineCauseName(row.offlineCause));
+  o["activity"] = p.activity ? json::value(*p.activity) : json::value(nullptr);
+  if (p.condition) {
+    o["condition"] = {{"code", std::string(wire::conditionCodeName(p.condition->code))},
+                      {"since", optionalNumber(p.condition->since)},
+                      {"message", p.condition->message ? json::value(*p.condition->message)
+                                                       : json::value(nullptr)}};
+  } else {
+    o["condition"] = nullptr;
+  }
+  o["ts"] = p.ts;
+  o["activeAt"] = optionalNumber(p.activeAt);
+  o["statusSince"] = optionalNumber(p.statusSince);
+  o["activitySince"] = optionalNumber(p.activitySince);
+  o["lifecycleUid"] = p.lifecycleUid ? json::value(*p.lifecycleUid) : json::value(nullptr);
+  return o;
+}
+
+int runEndpoints(const EndpointsArgs& args) {
+  auto paths = supervisor::MeshPaths::resolve(args.space);
+  if (!paths.isOk()) return printFailure("shoal endpoints", paths.status());
+  auto url = supervisor::meshBrokerUrl(FileSystem::posix(), paths->registryFile, args.server);
+  if (!url.isOk()) return printFailure("shoal endpoints", url.status());
+  auto timeout = std::chrono::milliseconds(static_cast<int64_t>(args.timeoutSeconds * 1000));
+
+  transport::ConnectOptions options;
+  options.servers = {*url};
+  options.name = "shoal endpoints";
+  options.allowReconnect = false;
+  options.connectTimeout = timeout;
+  auto conn = transport::Connection::connect(options);
+  if (!conn.isOk()) {
+    return printFailure("shoal endpoints", conn.status().withContext("broker " + *url +
+                                                                     " unreachable (is the mesh "
+                                                                     "up? `shoal status`)"));
+  }
+  auto snap = mesh::readRosterOnce(**conn, paths->space, timeout);
+  if (!snap.isOk()) return printFailure("shoal endpoints", snap.status());
+
+  const mesh::PresenceViewInfo& view = snap->view;
+  const int64_t nowMs = Clock::real().wallMs();
+  if (args.json) {
+    json::object out;
+    out["space"] = paths->space;
+    json::object v;
+    v["state"] = std::string(mesh::viewStateName(view.state));
+    v["fresh"] = view.fresh;
+    v["silentSinceMs"] =
+        view.silentSinceMs ? json::value(*view.silentSinceMs) : json::value(nullptr);
+    v["condition"] = view.condition.isOk() ? json::value(nullptr)
+                                           : json::value(std::string(view.condition.message()));
+    out["view"] = std::move(v);
+    json::array rows;
+    for (const auto& row : snap->rows)
+      rows.push_back(rowJson(row));
+    out["endpoints"] = std::move(rows);
+    std::printf("%s\n", json::serialize(out).c_str());
+    return 0;
+  }
+  if (!view.fresh) {
+    printNote(
+        fmt::format("presence view is {}: {} — rows below are last-known, and a missing "
+                    "name is not proof of absence",
+                    mesh::viewStateName(view.state), view.condition.message()));
+  }
+  if (snap->rows.empty()) {
+    printOk(fmt::format("no endpoints in space `{}`{}", paths->space,
+                        view.fresh ? "" : " (as far as this view knows)"));
+    return 0;
+  }
+  for (const auto& row : snap->rows)
+    printDetail(describeRow(row, view.fresh, nowMs));
+  return 0;
+}
+
+}  // namespace
+
+void registerEndpointsCommands(CLI::App& app, CommandResult& result) {
+  auto args = std::make_shared<EndpointsArgs>();
+  CLI::App* cmd = app.add_subcommand("endpoints", "list the space's peers and their presence");
+  cmd->add_option("--space", args->space, "space name")->capture_default_str();
+  cmd->add_option("--server", args->server, "broker URL (default: the local mesh)");
+  cmd->add_option("--timeout", args->timeoutSeconds, "seconds to wait for the roster")
+      ->capture_default_str();
+  cmd->add_flag("--json", args->json, "machine-readable output");
+  cmd->callback([args, &result] { result.exitCode = runEndpoints(*args); });
+}
+
+}  // namespace shoal::cli
