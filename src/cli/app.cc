@@ -38,6 +38,7 @@ int run(int argc, char** argv) {
   CommandResult result;
   registerMeshCommands(app, result);
   registerEndpointsCommands(app, result);
+  registerSendCommands(app, result);
   registerPlaneCommands(app, result);
 
   try {

@@ -21,6 +21,9 @@ void registerMeshCommands(CLI::App& app, CommandResult& result);
 // The roster: endpoints (endpoints_command.cc).
 void registerEndpointsCommands(CLI::App& app, CommandResult& result);
 
+// Sending: send dm (send_command.cc).
+void registerSendCommands(CLI::App& app, CommandResult& result);
+
 // Space planes: serve, probe (plane_commands.cc).
 void registerPlaneCommands(CLI::App& app, CommandResult& result);
 

@@ -19,6 +19,8 @@
 #include "transport/connection.h"
 #include "transport/jetstream.h"
 #include "transport/kv.h"
+#include "transport/pull_consumer.h"
+#include "wire/inbound.h"
 #include "wire/presence.h"
 
 #include <gtest/gtest.h>
@@ -67,7 +69,7 @@ class CliMeshTest : public ::testing::Test {
     std::vector<std::string> argv = {SHOAL_BINARY};
     argv.insert(argv.end(), args.begin(), args.end());
     if (args[0] != "--version") {
-      argv.insert(argv.begin() + 2, {"--space", "itest"});
+      argv.insert(argv.end(), {"--space", "itest"});  // every subcommand takes --space
     }
     SpawnOptions opts;
     opts.argv = argv;
@@ -238,6 +240,62 @@ TEST_F(CliMeshTest, EndpointsListsPresence) {
   CliRun human = shoal({"endpoints"});
   EXPECT_NE(human.out.find("alice"), std::string::npos) << human.out;
   EXPECT_NE(human.out.find("working"), std::string::npos) << human.out;
+}
+
+// `send dm` resolves a name through the roster, stores the DM on the recipient's inst subject
+// (sender = the operator principal, Nats-Msg-Id = id), and its receipt states the stored
+// sequence and the roster status at send — never "delivered". An unknown name is not sent.
+TEST_F(CliMeshTest, SendDmStoresAndReportsFacts) {
+  ASSERT_EQ(up().code, 0);
+  auto rec = record();
+  ASSERT_TRUE(rec.isOk());
+  transport::ConnectOptions options;
+  options.servers = {rec->url};
+  auto conn = transport::Connection::connect(options);
+  ASSERT_TRUE(conn.isOk()) << conn.status().toString();
+  auto js = transport::JetStream::create(**conn);
+  ASSERT_TRUE(js.isOk());
+  auto kv = transport::KeyValue::openBucket(*js, "cotal_presence_itest");
+  ASSERT_TRUE(kv.isOk()) << kv.status().toString();
+  wire::Presence alice;
+  alice.card.id = "local.alice";
+  alice.card.name = "Alice";
+  alice.status = wire::PresenceStatus::kWorking;
+  alice.ts = static_cast<double>(Clock::real().wallMs());
+  ASSERT_TRUE(kv->put("local.alice", *wire::encodePresence(alice)).isOk());
+
+  CliRun sent = shoal({"send", "dm", "alice", "please", "review", "--json"});
+  ASSERT_EQ(sent.code, 0) << sent.err;
+  json::value receipt = json::parse(sent.out);
+  EXPECT_EQ(receipt.at("stream").as_string(), "DM_itest");
+  EXPECT_EQ(receipt.at("seq").as_int64(), 1);
+  EXPECT_EQ(receipt.at("to").as_string(), "local.alice");
+  EXPECT_EQ(receipt.at("recipientStatusAtSend").as_string(), "working");
+  EXPECT_EQ(sent.out.find("delivered"), std::string::npos);
+
+  transport::ConsumerConfig cc;
+  cc.durable = "itest_reader";
+  cc.filterSubject = "cotal.itest.inst.local.alice.>";
+  ASSERT_TRUE(js->addConsumer("DM_itest", cc).isOk());
+  auto consumer = transport::PullConsumer::bind(*js, "DM_itest", "itest_reader");
+  ASSERT_TRUE(consumer.isOk()) << consumer.status().toString();
+  auto msgs = consumer->fetch(1, std::chrono::seconds(5));
+  ASSERT_TRUE(msgs.isOk());
+  ASSERT_EQ(msgs->size(), 1u);
+  const transport::JsMessage& m = msgs->front();
+  auto delivery = wire::readDelivery(m.subject(), m.data());
+  ASSERT_TRUE(delivery.isOk()) << delivery.status().toString();
+  EXPECT_EQ(delivery->kind, wire::DeliveryKind::kDm);
+  EXPECT_EQ(delivery->message.from.id, receipt.at("from").as_string());
+  EXPECT_EQ(delivery->message.id, receipt.at("id").as_string());
+  EXPECT_EQ(m.header("Nats-Msg-Id").value_or(""), delivery->message.id);
+  ASSERT_EQ(delivery->message.parts.size(), 1u);
+  EXPECT_EQ(std::get<wire::TextPart>(delivery->message.parts[0]).text, "please review");
+
+  CliRun unknown = shoal({"send", "dm", "nobody", "hello"});
+  EXPECT_EQ(unknown.code, 1);
+  EXPECT_NE(unknown.err.find("not sent"), std::string::npos) << unknown.err;
+  EXPECT_EQ(js->streamInfo("DM_itest")->state.lastSeq, 1u);
 }
 
 // Without nats-server, `up` refuses, names scripts/bootstrap, and records nothing.
