@@ -2,6 +2,7 @@
 
 #include <array>
 #include <charconv>
+#include <cmath>
 #include <cstring>
 #include <exception>
 #include <limits>
@@ -338,6 +339,39 @@ Status decodeRecord(const json::value& v, bool inLive, OwnershipRecord& r) {
   return Status::ok();
 }
 
+bool allNumbersFinite(const json::value& v) {
+  switch (v.kind()) {
+    case json::kind::double_:
+      return std::isfinite(v.get_double());
+    case json::kind::array:
+      for (const auto& e : v.get_array()) {
+        if (!allNumbersFinite(e)) return false;
+      }
+      return true;
+    case json::kind::object:
+      for (const auto& kv : v.get_object()) {
+        if (!allNumbersFinite(kv.value())) return false;
+      }
+      return true;
+    default:
+      return true;
+  }
+}
+
+// The canonical text of a section value, or why it cannot be stored: every number must be
+// finite (1e999 parses to infinity, which JSON cannot carry) and the text must read back to
+// itself, so a journal never writes a section it could not load again byte for byte.
+Result<std::string> storableSectionText(const json::value& v) {
+  if (!allNumbersFinite(v)) return invalidArgument(reason::kBadField, "a number is not finite");
+  std::string once = json::serialize(v);
+  json::error_code ec;
+  json::value back = json::parse(once, ec);
+  if (ec || json::serialize(back) != once) {
+    return invalidArgument(reason::kBadField, "a number does not survive a JSON round trip");
+  }
+  return once;
+}
+
 Status decodeSections(const json::value& v, SectionMap& out) {
   const json::object* o = v.if_object();
   if (o == nullptr) return corrupt("sections is not an object");
@@ -350,7 +384,12 @@ Status decodeSections(const json::value& v, SectionMap& out) {
     if (rev == nullptr || value == nullptr || !getU64(*rev, section.revision)) {
       return corrupt("section \"" + std::string(kv.key()) + "\" is malformed");
     }
-    section.valueJson = json::serialize(*value);
+    auto text = storableSectionText(*value);
+    if (!text.isOk()) {
+      return corrupt("section \"" + std::string(kv.key()) +
+                     "\" value: " + std::string(text.status().message()));
+    }
+    section.valueJson = std::move(text).value();
     if (!out.emplace(std::string(kv.key()), std::move(section)).second) {
       return corrupt("section \"" + std::string(kv.key()) + "\" appears twice");
     }
@@ -689,7 +728,9 @@ Result<std::string> canonicalJson(std::string_view text, size_t maxDepth) {
     if (ec) {
       return invalidArgument(reason::kBadField, "section value is not JSON: " + ec.message());
     }
-    return json::serialize(v);
+    auto storable = storableSectionText(v);
+    if (!storable.isOk()) return storable.status().withContext("section value");
+    return storable;
   } catch (const std::exception& e) {
     return invalidArgument(reason::kBadField, std::string("section value: ") + e.what());
   }

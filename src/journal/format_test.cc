@@ -194,8 +194,9 @@ TEST(FormatTest, InconsistentFileIsDataLoss) {
       {"\"nextGeneration\":10", "\"nextGeneration\":5"},  // generations from the future
       {"\"state\":\"queued\",", "\"state\":\"terminal\",\"outcome\":\"failed\","},  // misplaced
       {"\"seq\":2,", "\"seq\":1,"},                                                 // seq reused
-      {",\"body\":\"stdin frame\\n\"", ""},    // live owner without body
-      {",\"reason\":\"correlated_ack\"", ""},  // tombstone without reason
+      {",\"body\":\"stdin frame\\n\"", ""},          // live owner without body
+      {",\"reason\":\"correlated_ack\"", ""},        // tombstone without reason
+      {"[1,2.5E0,null,true]", "[1e999,null,true]"},  // a section number JSON cannot carry
   };
   for (const auto& [from, to] : bad) {
     auto r = JournalState::decode(reframe(replaceOnce(golden, from, to)));
@@ -207,6 +208,17 @@ TEST(FormatTest, InconsistentFileIsDataLoss) {
   ASSERT_TRUE(nul.isOk()) << nul.status().toString();
   EXPECT_EQ(nul->find("0190a3c2-7b1e-7000-8000-000000000002")->body,
             std::string("stdin\0frame\n", 12));
+}
+
+// A section value the journal could not write back byte for byte (a number that overflows to
+// infinity) is refused at the write, so the journal never stores a file it cannot reload.
+TEST(FormatTest, NonFiniteSectionNumberIsRefusedAtWrite) {
+  JournalState s;
+  s.attach(kNow);
+  auto r = s.apply(txnOf(SetSection{"identity", "{\"n\":1e999}", std::nullopt}), kNow);
+  ASSERT_FALSE(r.isOk());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << r.status().toString();
+  EXPECT_TRUE(JournalState::decode(s.encode()).isOk());
 }
 
 // Empty files and non-JSON garbage are kDataLoss.
