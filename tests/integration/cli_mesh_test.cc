@@ -106,6 +106,41 @@ class CliMeshTest : public ::testing::Test {
     return supervisor::readMeshRecord(FileSystem::posix(), recordPath());
   }
 
+  // `up`, then a connection, JetStream context and the space's presence bucket.
+  void upAndConnect() {
+    ASSERT_EQ(up().code, 0);
+    auto rec = record();
+    ASSERT_TRUE(rec.isOk());
+    transport::ConnectOptions options;
+    options.servers = {rec->url};
+    auto conn = transport::Connection::connect(options);
+    ASSERT_TRUE(conn.isOk()) << conn.status().toString();
+    conn_ = std::move(conn).value();
+    auto js = transport::JetStream::create(*conn_);
+    ASSERT_TRUE(js.isOk());
+    js_.emplace(std::move(js).value());
+    auto kv = transport::KeyValue::openBucket(*js_, "cotal_presence_itest");
+    ASSERT_TRUE(kv.isOk()) << kv.status().toString();
+    presence_.emplace(std::move(kv).value());
+  }
+
+  // A peer's presence record under `key`, status working; `cardId` forges a mismatched id.
+  void putPresence(const std::string& key, const std::string& name, const std::string& activity,
+                   const std::string& cardId = "") {
+    wire::Presence p;
+    p.card.id = cardId.empty() ? key : cardId;
+    p.card.name = name;
+    p.status = wire::PresenceStatus::kWorking;
+    p.ts = static_cast<double>(Clock::real().wallMs());
+    if (!activity.empty()) p.activity = activity;
+    auto bytes = wire::encodePresence(p);
+    ASSERT_TRUE(bytes.isOk()) << bytes.status().toString();
+    ASSERT_TRUE(presence_->put(key, *bytes).isOk());
+  }
+
+  std::unique_ptr<transport::Connection> conn_;
+  std::optional<transport::JetStream> js_;
+  std::optional<transport::KeyValue> presence_;
   std::optional<testing::TempDir> home_;
   int port_ = 0;
   int runs_ = 0;
@@ -204,28 +239,11 @@ TEST_F(CliMeshTest, DownStopsOrphansOfAKilledSupervisor) {
 // `endpoints` lists what peers published in presence, with their status and activity, and
 // leaves out a forged record whose card.id does not match its key.
 TEST_F(CliMeshTest, EndpointsListsPresence) {
-  ASSERT_EQ(up().code, 0);
-  auto rec = record();
-  ASSERT_TRUE(rec.isOk());
-  transport::ConnectOptions options;
-  options.servers = {rec->url};
-  auto conn = transport::Connection::connect(options);
-  ASSERT_TRUE(conn.isOk()) << conn.status().toString();
-  auto js = transport::JetStream::create(**conn);
-  ASSERT_TRUE(js.isOk());
-  auto kv = transport::KeyValue::openBucket(*js, "cotal_presence_itest");
-  ASSERT_TRUE(kv.isOk()) << kv.status().toString();
-
-  wire::Presence alice;
-  alice.card.id = "local.alice";
-  alice.card.name = "alice";
-  alice.status = wire::PresenceStatus::kWorking;
-  alice.ts = static_cast<double>(Clock::real().wallMs());
-  alice.activity = "reviewing the journal";
-  auto bytes = wire::encodePresence(alice);
-  ASSERT_TRUE(bytes.isOk()) << bytes.status().toString();
-  ASSERT_TRUE(kv->put("local.alice", *bytes).isOk());
-  ASSERT_TRUE(kv->put("local.mallory", *bytes).isOk());  // forged: card.id is local.alice
+  ASSERT_NO_FATAL_FAILURE(upAndConnect());
+  ASSERT_NO_FATAL_FAILURE(putPresence("local.alice", "alice", "reviewing the journal"));
+  // Forged: the record under local.mallory carries card.id local.alice.
+  ASSERT_NO_FATAL_FAILURE(
+      putPresence("local.mallory", "alice", "reviewing the journal", "local.alice"));
 
   CliRun r = shoal({"endpoints", "--json"});
   ASSERT_EQ(r.code, 0) << r.err;
@@ -246,23 +264,8 @@ TEST_F(CliMeshTest, EndpointsListsPresence) {
 // (sender = the operator principal, Nats-Msg-Id = id), and its receipt states the stored
 // sequence and the roster status at send — never "delivered". An unknown name is not sent.
 TEST_F(CliMeshTest, SendDmStoresAndReportsFacts) {
-  ASSERT_EQ(up().code, 0);
-  auto rec = record();
-  ASSERT_TRUE(rec.isOk());
-  transport::ConnectOptions options;
-  options.servers = {rec->url};
-  auto conn = transport::Connection::connect(options);
-  ASSERT_TRUE(conn.isOk()) << conn.status().toString();
-  auto js = transport::JetStream::create(**conn);
-  ASSERT_TRUE(js.isOk());
-  auto kv = transport::KeyValue::openBucket(*js, "cotal_presence_itest");
-  ASSERT_TRUE(kv.isOk()) << kv.status().toString();
-  wire::Presence alice;
-  alice.card.id = "local.alice";
-  alice.card.name = "Alice";
-  alice.status = wire::PresenceStatus::kWorking;
-  alice.ts = static_cast<double>(Clock::real().wallMs());
-  ASSERT_TRUE(kv->put("local.alice", *wire::encodePresence(alice)).isOk());
+  ASSERT_NO_FATAL_FAILURE(upAndConnect());
+  ASSERT_NO_FATAL_FAILURE(putPresence("local.alice", "Alice", ""));
 
   CliRun sent = shoal({"send", "dm", "alice", "please", "review", "--json"});
   ASSERT_EQ(sent.code, 0) << sent.err;
@@ -276,8 +279,8 @@ TEST_F(CliMeshTest, SendDmStoresAndReportsFacts) {
   transport::ConsumerConfig cc;
   cc.durable = "itest_reader";
   cc.filterSubject = "cotal.itest.inst.local.alice.>";
-  ASSERT_TRUE(js->addConsumer("DM_itest", cc).isOk());
-  auto consumer = transport::PullConsumer::bind(*js, "DM_itest", "itest_reader");
+  ASSERT_TRUE(js_->addConsumer("DM_itest", cc).isOk());
+  auto consumer = transport::PullConsumer::bind(*js_, "DM_itest", "itest_reader");
   ASSERT_TRUE(consumer.isOk()) << consumer.status().toString();
   auto msgs = consumer->fetch(1, std::chrono::seconds(5));
   ASSERT_TRUE(msgs.isOk());
@@ -295,7 +298,7 @@ TEST_F(CliMeshTest, SendDmStoresAndReportsFacts) {
   CliRun unknown = shoal({"send", "dm", "nobody", "hello"});
   EXPECT_EQ(unknown.code, 1);
   EXPECT_NE(unknown.err.find("not sent"), std::string::npos) << unknown.err;
-  EXPECT_EQ(js->streamInfo("DM_itest")->state.lastSeq, 1u);
+  EXPECT_EQ(js_->streamInfo("DM_itest")->state.lastSeq, 1u);
 }
 
 // Without nats-server, `up` refuses, names scripts/bootstrap, and records nothing.
