@@ -12,8 +12,8 @@
 #include "base/file_system.h"
 #include "cli/command.h"
 #include "cli/output.h"
-#include "mesh/direct_send.h"
 #include "mesh/operator_identity.h"
+#include "mesh/outbound.h"
 #include "mesh/roster_read.h"
 #include "supervisor/mesh_paths.h"
 #include "supervisor/mesh_record.h"
@@ -118,9 +118,12 @@ int runSendDm(const SendArgs& args) {
   auto js = transport::JetStream::create(**conn);
   if (!js.isOk()) return printFailure("shoal send dm", js.status());
   mesh::OperatorIdentity me = mesh::localOperator();
-  auto receipt =
-      mesh::sendDirect(*js, Clock::real(), paths->space, mesh::Sender{me.principal, me.displayName},
-                       recipient->principal, text);
+  mesh::Outbound outbound;
+  outbound.kind = wire::DeliveryKind::kDm;
+  outbound.target = recipient->principal.dotForm();
+  outbound.text = text;
+  auto receipt = mesh::publishMessage(*js, Clock::real(), paths->space,
+                                      mesh::Sender{me.principal, me.displayName, {}}, outbound);
   if (!receipt.isOk()) return printFailure("shoal send dm: not sent", receipt.status());
 
   if (args.json) {

@@ -405,6 +405,11 @@ Result<RosterRow> RosterView::find(std::string_view idOrName) const {
                   fmt::format("no peer with id or name '{}' in the current roster", idOrName));
 }
 
+std::optional<RosterRow> RosterView::row(std::string_view id) const {
+  if (auto it = rows_.find(std::string(id)); it != rows_.end()) return it->second;
+  return std::nullopt;
+}
+
 // --- KvPresenceWatchSource -------------------------------------------------------------------
 
 struct KvPresenceWatchSource::Pump {

@@ -159,6 +159,8 @@ class RosterView {
   // the view's condition (kUnavailable) when not current; kInvalidArgument `ambiguous-name`
   // listing candidate ids; kNotFound `unknown-peer`.
   Result<RosterRow> find(std::string_view idOrName) const;
+  // The row under `id` as held now, whatever the view state (callers label it by info()).
+  std::optional<RosterRow> row(std::string_view id) const;
 
   uint64_t rebindCount() const { return rebinds_; }
 

@@ -614,6 +614,13 @@ uint64_t Subscription::dropped() const {
   return static_cast<uint64_t>(n);
 }
 
+Status Subscription::setPendingLimits(int messages, int bytes) {
+  if (!state_) return failedPrecondition("unsubscribed", "the subscription has ended");
+  natsStatus s = natsSubscription_SetPendingLimits(state_->sub, messages, bytes);
+  if (s != NATS_OK) return natsError(s, "set pending limits on '" + state_->subject + "'");
+  return Status::ok();
+}
+
 void Subscription::unsubscribe() {
   if (!state_) return;
   State* state = state_.get();

@@ -188,6 +188,9 @@ class Subscription {
   const std::string& subject() const;
   // Messages dropped because the handler fell behind (nats.c slow-consumer drops).
   uint64_t dropped() const;
+  // How many messages / bytes may wait for the handler before nats.c drops (and reports a
+  // `slow-consumer` async error). nats.c's default is 65536 messages / 64 MiB.
+  Status setPendingLimits(int messages, int bytes);
   // Unsubscribes now (idempotent); waits like the destructor.
   void unsubscribe();
 

@@ -148,6 +148,8 @@ Result<PullConsumer> PullConsumer::bind(JetStream& js, std::string_view stream,
   jsSubOptions_Init(&so);
   so.Stream = impl->stream.c_str();
   so.Consumer = impl->durable.c_str();
+  // nats.c compares this flag with the durable's when binding; echo what the server has.
+  so.Config.MemoryStorage = info->config.memoryStorage;
   natsSubscription* sub = nullptr;
   jsErrCode err = static_cast<jsErrCode>(0);
   natsStatus s =

@@ -1,0 +1,62 @@
+// readChannelHistory: a read-only look at one channel's stored posts (Cotal §7 "replay on
+// join", §8 `chathist_…`; cotal-wire.md §6.3, §7.3). Nothing is consumed: CHAT is a Limits
+// stream and the reader's consumer acks nothing.
+//
+// How: the watermark is CHAT's last sequence read first (or the caller's); a transient
+// consumer `chathist_<o>-<a>-<uid>` is created on CHAT_<space> with exactly one filter
+// `cotal.<space>.chat.*.*.<channel>`, AckNone, memory storage, inactive threshold 30 s, from
+// the start or from `sinceMs`; messages are fetched up to the watermark and the consumer is
+// deleted afterwards (also on failure; the inactive threshold removes one left by a crash).
+// Reads by one reader uid are serialised by the caller (one consumer name per uid).
+//
+// Each stored message goes through wire::readDelivery; a message that fails it is skipped and
+// counted (history skips malformed envelopes, cotal-wire.md §3.3), never surfaced.
+//
+// Thread safety: blocks the calling thread; uses `js` only during the call.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.h"
+#include "transport/jetstream.h"
+#include "wire/inbound.h"
+#include "wire/principal.h"
+
+namespace shoal::mesh {
+
+inline constexpr std::chrono::milliseconds kHistoryInactiveThreshold{30000};
+
+struct HistoryOptions {
+  uint64_t watermark = 0;          // read up to this CHAT sequence; 0: CHAT's last_seq now
+  std::optional<int64_t> sinceMs;  // only posts stored at or after (Unix epoch ms)
+  size_t limit = 0;                // keep only the newest `limit` posts; 0: all
+  std::chrono::milliseconds fetchWait{1000};
+};
+
+struct HistoryEntry {
+  uint64_t seq = 0;      // CHAT stream sequence
+  int64_t storedMs = 0;  // when CHAT stored it
+  std::string subject;   // as stored
+  wire::InboundDelivery delivery;
+};
+
+struct HistoryPage {
+  std::string channel;
+  uint64_t watermark = 0;
+  std::vector<HistoryEntry> entries;  // oldest first
+  size_t skipped = 0;                 // stored messages that failed the inbound check
+  std::string lastSkipReason;
+};
+
+Result<HistoryPage> readChannelHistory(transport::JetStream& js, std::string_view space,
+                                       const wire::Principal& reader, std::string_view lifecycleUid,
+                                       std::string_view channel,
+                                       const HistoryOptions& options = {});
+
+}  // namespace shoal::mesh

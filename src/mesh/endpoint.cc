@@ -1,0 +1,638 @@
+#include "mesh/endpoint.h"
+
+#include <future>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "base/ids.h"
+#include "base/log.h"
+#include "mesh/durable_pump.h"
+#include "mesh/provision_client.h"
+#include "transport/pull_consumer.h"
+#include "wire/channel.h"
+#include "wire/inbound.h"
+#include "wire/names.h"
+#include "wire/subject.h"
+#include "wire/token.h"
+
+namespace shoal::mesh {
+namespace {
+
+// Raised from nats.c's 65536 messages / 64 MiB so a burst on a busy channel is buffered rather
+// than dropped; a drop is still reported as a `slow-consumer` async error.
+constexpr int kChannelPendingMessages = 1 << 20;
+constexpr int kChannelPendingBytes = 512 * 1024 * 1024;
+constexpr std::chrono::milliseconds kJoinFlushTimeout{2000};
+
+std::string statusWord(const RosterRow& row, const PresenceViewInfo& view) {
+  std::string status(wire::presenceStatusName(row.presence.status));
+  return view.fresh ? status : "last known " + status;
+}
+
+}  // namespace
+
+Endpoint::Endpoint(EndpointOptions options)
+    : options_(std::move(options)), seen_(options_.dedupCapacity) {}
+
+Result<std::unique_ptr<Endpoint>> Endpoint::open(EndpointOptions options) {
+  SHOAL_RETURN_IF_ERROR(wire::validatePrincipal(options.principal));
+  if (options.displayName.empty()) options.displayName = options.principal.actor;
+  if (options.lifecycleUid.empty()) {
+    SHOAL_ASSIGN_OR_RETURN(options.lifecycleUid, newLifecycleUid());
+  } else if (!isLifecycleUid(options.lifecycleUid)) {
+    return invalidArgument("bad-lifecycle-uid",
+                           "a lifecycle uid is 26 to 32 characters of [a-z0-9]");
+  }
+  for (const auto& role : options.serviceRoles)
+    SHOAL_RETURN_IF_ERROR(wire::validateRole(role));
+  bool receives = options.receiveDirect || !options.serviceRoles.empty();
+  if (receives && !options.onDelivery) {
+    return invalidArgument("no-delivery-handler",
+                           "an endpoint that receives needs an onDelivery handler");
+  }
+  std::unique_ptr<Endpoint> endpoint(new Endpoint(std::move(options)));
+  Status started = endpoint->start();
+  if (!started.isOk()) {
+    (void)endpoint->close();
+    return started;
+  }
+  return endpoint;
+}
+
+Status Endpoint::start() {
+  selfId_ = options_.principal.dotForm();
+  transport::ConnectOptions connect;
+  connect.servers = options_.servers;
+  connect.name =
+      options_.connectionName.empty() ? "shoal " + options_.displayName : options_.connectionName;
+  connect.reconnectWait = options_.reconnectWait;
+  connect.reconnectWaitMax = std::max(options_.reconnectWait * 8, options_.reconnectWait);
+  connect.onEvent = [this](const transport::ConnectionEvent& event) { onConnectionEvent(event); };
+  SHOAL_ASSIGN_OR_RETURN(conn_, transport::Connection::connect(std::move(connect)));
+  SHOAL_ASSIGN_OR_RETURN(auto js, transport::JetStream::create(*conn_));
+  js_.emplace(std::move(js));
+
+  SHOAL_ASSIGN_OR_RETURN(std::string bucket,
+                         wire::bucketName(wire::Bucket::kPresence, options_.space));
+  auto kv = transport::KeyValue::openBucket(*js_, bucket);
+  if (!kv.isOk()) {
+    if (kv.status().code() == StatusCode::kNotFound) {
+      return notFound("space-not-provisioned",
+                      fmt::format("space '{}' has no presence bucket; start the mesh with "
+                                  "`shoal up` (or run `shoal serve`)",
+                                  options_.space));
+    }
+    return kv.status().withContext("opening " + bucket);
+  }
+  presenceKv_.emplace(std::move(kv).value());
+
+  // Durables first: a peer that appears in the roster can already be written to.
+  std::optional<transport::PullConsumer> dm;
+  std::vector<transport::PullConsumer> roles;
+  if (options_.receiveDirect || !options_.serviceRoles.empty()) {
+    SHOAL_ASSIGN_OR_RETURN(
+        ProvisionReply reply,
+        requestProvision(*conn_, options_.space, options_.principal, options_.lifecycleUid,
+                         options_.serviceRoles, options_.provisionTimeout));
+    SHOAL_ASSIGN_OR_RETURN(std::string dmStream,
+                           wire::streamName(wire::Stream::kDm, options_.space));
+    SHOAL_ASSIGN_OR_RETURN(std::string taskStream,
+                           wire::streamName(wire::Stream::kTask, options_.space));
+    if (options_.receiveDirect) {
+      SHOAL_ASSIGN_OR_RETURN(auto bound,
+                             transport::PullConsumer::bind(*js_, dmStream, reply.durable));
+      dm.emplace(std::move(bound));
+      dmDurable_ = reply.durable;
+    }
+    for (const auto& role : options_.serviceRoles) {
+      auto it = reply.roles.find(role);
+      if (it == reply.roles.end()) {
+        return internalError("provision-incomplete",
+                             "the manager did not provision the durable of role " + role);
+      }
+      SHOAL_ASSIGN_OR_RETURN(auto bound,
+                             transport::PullConsumer::bind(*js_, taskStream, it->second));
+      roles.push_back(std::move(bound));
+    }
+  }
+
+  if (options_.presence) {
+    store_ = std::make_unique<KvPresenceStore>(*presenceKv_);
+    PresencePublisherOptions p;
+    p.card.id = selfId_;
+    p.card.name = options_.displayName;
+    p.card.kind = options_.cardKind;
+    p.card.owner = options_.principal.owner;
+    p.card.actor = options_.principal.actor;
+    p.card.role = options_.role;
+    p.lifecycleUid = options_.lifecycleUid;
+    p.environment = options_.environment;
+    p.heartbeat = options_.heartbeat;
+    p.ttl = options_.ttl;
+    std::promise<Status> started;
+    presenceLoop_.post([&] {
+      publisher_ = std::make_unique<PresencePublisher>(presenceLoop_, *store_, std::move(p));
+      publisher_->setWarningHandler([this](const Status& s) { warn(s); });
+      publisher_->setWriteStuckHandler([this](const Status& s) {
+        if (!s.isOk()) warn(s);
+        viewLoop_.post([this, s] {
+          if (view_) view_->setWriteStuck(s);
+        });
+      });
+      started.set_value(publisher_->start());
+    });
+    SHOAL_RETURN_IF_ERROR(started.get_future().get());
+  }
+
+  watchSource_ = std::make_unique<KvPresenceWatchSource>(*presenceKv_);
+  RosterViewOptions v;
+  v.ttl = options_.ttl;
+  if (options_.presence) {
+    v.selfId = selfId_;
+    v.republishSelf = [this] {
+      presenceLoop_.post([this] {
+        if (publisher_) publisher_->republish();
+      });
+    };
+  }
+  std::promise<Status> viewStarted;
+  viewLoop_.post([&] {
+    view_ = std::make_unique<RosterView>(viewLoop_, *watchSource_, std::move(v));
+    view_->setWarningHandler([this](const Status& s) { warn(s); });
+    if (options_.onRoster) {
+      view_->setEventHandler([this](const RosterEvent& event) {
+        options_.onRoster(event, event.id.empty() ? std::nullopt : view_->row(event.id));
+      });
+    }
+    viewStarted.set_value(view_->start());
+  });
+  SHOAL_RETURN_IF_ERROR(viewStarted.get_future().get());
+
+  DurablePumpOptions pumpOptions;
+  pumpOptions.wait = options_.fetchWait;
+  auto problem = [this](const Status& s) {
+    if (!s.isOk()) warn(s);
+  };
+  auto admitOne = [this](transport::JsMessage& m) { admitDurable(m); };
+  if (dm)
+    pumps_.push_back(std::make_unique<DurablePump>(std::move(*dm), admitOne, problem, pumpOptions));
+  for (auto& role : roles) {
+    pumps_.push_back(
+        std::make_unique<DurablePump>(std::move(role), admitOne, problem, pumpOptions));
+  }
+  return Status::ok();
+}
+
+Endpoint::~Endpoint() {
+  (void)close();
+}
+
+Status Endpoint::close() {
+  if (closed_.exchange(true)) return finalLeave_;
+  for (auto& pump : pumps_)
+    pump->stop();
+  {
+    std::lock_guard lock(channelsMu_);
+    channels_.clear();
+  }
+  if (publisher_) {
+    std::promise<Status> left;
+    presenceLoop_.post([&] { left.set_value(publisher_->leave()); });
+    finalLeave_ = left.get_future().get();
+  }
+  if (view_) {
+    std::promise<void> stopped;
+    viewLoop_.post([&] {
+      view_->stop();
+      stopped.set_value();
+    });
+    stopped.get_future().wait();
+  }
+  if (watchSource_) watchSource_->stop();
+  presenceLoop_.stop();
+  viewLoop_.stop();
+  return finalLeave_;
+}
+
+void Endpoint::warn(const Status& status) {
+  if (options_.onWarning) {
+    options_.onWarning(status);
+  } else {
+    log::warn("mesh endpoint {}: {}", selfId_, status.toString());
+  }
+}
+
+void Endpoint::onConnectionEvent(const transport::ConnectionEvent& event) {
+  using Kind = transport::ConnectionEventKind;
+  switch (event.kind) {
+    case Kind::kDisconnected:
+      viewLoop_.post([this] {
+        if (view_) view_->setConnectionLive(false);
+      });
+      warn(unavailable("disconnected", "lost the broker connection; reconnecting"));
+      break;
+    case Kind::kReconnected:
+      viewLoop_.post([this] {
+        if (view_) view_->setConnectionLive(true);
+      });
+      presenceLoop_.post([this] {
+        if (publisher_) publisher_->republish();
+      });
+      log::info("mesh endpoint {}: broker connection re-established", selfId_);
+      break;
+    case Kind::kClosed:
+      break;
+    case Kind::kAsyncError:
+      if (event.status.code() == StatusCode::kPermissionDenied && !event.subject.empty()) {
+        std::lock_guard lock(deniedMu_);
+        deniedSubjects_.insert(event.subject);
+      }
+      warn(event.status);
+      break;
+  }
+}
+
+// --- Receiving ------------------------------------------------------------------------------
+
+Endpoint::Admission Endpoint::admit(Path path, std::string_view subject, std::string_view payload,
+                                    uint64_t streamSeq, uint64_t numDelivered) {
+  return admitRead(path, wire::readDelivery(subject, payload), subject, streamSeq, numDelivered);
+}
+
+Endpoint::Admission Endpoint::admitRead(Path path, Result<wire::InboundDelivery> inbound,
+                                        std::string_view subject, uint64_t streamSeq,
+                                        uint64_t numDelivered) {
+  using Outcome = Admission::Outcome;
+  std::lock_guard lock(admitMu_);
+  if (!inbound.isOk()) {
+    ++counters_.anomalies;
+    return {Outcome::kAnomaly, inbound.status()};
+  }
+  if (inbound->kind == wire::DeliveryKind::kDm &&
+      (!inbound->subject.recipient || !(*inbound->subject.recipient == options_.principal))) {
+    ++counters_.anomalies;
+    return {Outcome::kAnomaly,
+            invalidArgument("not-addressed-here",
+                            "a DM for " + inbound->subject.rest + " reached " + selfId_)};
+  }
+  if (inbound->message.from.id == selfId_) {
+    ++counters_.ownEchoes;
+    return {Outcome::kOwnEcho, {}};
+  }
+  if (seen_.contains(inbound->message.id)) {
+    ++counters_.duplicates;
+    return {Outcome::kDuplicate, {}};
+  }
+  if (!options_.onDelivery) return {Outcome::kDuplicate, {}};  // an observer surfaces nothing
+  Delivery delivery;
+  delivery.kind = inbound->kind;
+  delivery.message = std::move(inbound->message);
+  delivery.subject = std::string(subject);
+  delivery.historical = path == Path::kHistory;
+  delivery.durable = path == Path::kDurable;
+  delivery.streamSeq = streamSeq;
+  delivery.numDelivered = numDelivered;
+  HandlerVerdict verdict = options_.onDelivery(delivery);
+  switch (verdict) {
+    case HandlerVerdict::kAccepted:
+      seen_.insert(delivery.message.id);
+      ++counters_.surfaced;
+      return {Outcome::kSurfaced, {}};
+    case HandlerVerdict::kRetryLater:
+      ++counters_.retries;
+      return {Outcome::kRetry, {}};
+    case HandlerVerdict::kRejected:
+      return {Outcome::kRejected, {}};
+  }
+  return {Outcome::kRejected, {}};
+}
+
+void Endpoint::admitDurable(transport::JsMessage& message) {
+  using Outcome = Admission::Outcome;
+  const auto& meta = message.metadata();
+  Admission a =
+      admit(Path::kDurable, message.subject(), message.data(), meta.streamSeq, meta.numDelivered);
+  Status acked;
+  switch (a.outcome) {
+    case Outcome::kSurfaced:
+    case Outcome::kDuplicate:
+    case Outcome::kOwnEcho:
+      acked = message.ack();
+      break;
+    case Outcome::kRetry:
+      acked = message.nakWithDelay(options_.retryDelay);
+      break;
+    case Outcome::kAnomaly:
+      warn(a.why.withContext(fmt::format("terminated {} seq {} on {}", meta.stream, meta.streamSeq,
+                                         message.subject())));
+      acked = message.term();
+      break;
+    case Outcome::kRejected:
+      acked = message.term();
+      break;
+  }
+  if (!acked.isOk())
+    warn(acked.withContext("acknowledging " + meta.stream + " seq " +
+                           std::to_string(meta.streamSeq)));
+}
+
+// --- Channels -------------------------------------------------------------------------------
+
+Result<JoinReport> Endpoint::join(std::string_view channel, const JoinOptions& options) {
+  SHOAL_RETURN_IF_ERROR(wire::validateChannelPattern(channel));
+  JoinReport report;
+  report.channel = std::string(channel);
+  {
+    std::lock_guard lock(channelsMu_);
+    if (channels_.count(report.channel) != 0) {
+      report.alreadyJoined = true;
+      return report;
+    }
+  }
+  SHOAL_ASSIGN_OR_RETURN(std::string chat, wire::streamName(wire::Stream::kChat, options_.space));
+  auto info = js_->streamInfo(chat);
+  if (!info.isOk()) return info.status().withContext("reading the join watermark of " + chat);
+  report.watermark = info->state.lastSeq;
+
+  SHOAL_ASSIGN_OR_RETURN(std::string filter, wire::chatFilter(options_.space, channel));
+  {
+    std::lock_guard lock(deniedMu_);
+    deniedSubjects_.erase(filter);
+  }
+  SHOAL_ASSIGN_OR_RETURN(auto sub, conn_->subscribe(filter, [this](transport::Message m) {
+    Admission a = admit(Path::kLive, m.subject, m.data, 0, 0);
+    if (a.outcome == Admission::Outcome::kAnomaly) {
+      warn(a.why.withContext("dropped a live message on " + m.subject));
+    }
+  }));
+  (void)sub.setPendingLimits(kChannelPendingMessages, kChannelPendingBytes);
+  // A subscribe is only known to be accepted once a round trip passed without a refusal.
+  SHOAL_RETURN_IF_ERROR(conn_->flush(kJoinFlushTimeout).withContext("joining " + report.channel));
+  {
+    std::lock_guard lock(deniedMu_);
+    if (deniedSubjects_.count(filter) != 0) {
+      return permissionDenied("join-refused",
+                              fmt::format("the broker refused to subscribe to {}: this "
+                                          "principal may not read channel '{}'",
+                                          filter, channel));
+    }
+  }
+  {
+    std::lock_guard lock(channelsMu_);
+    channels_.emplace(report.channel, std::move(sub));
+  }
+  if (options.replay && wire::isConcreteChannel(channel) && report.watermark > 0) {
+    HistoryOptions h;
+    h.watermark = report.watermark;
+    if (options.replayWindow) {
+      h.sinceMs = Clock::real().wallMs() - options.replayWindow->count();
+    }
+    auto page = history(channel, h);
+    if (!page.isOk()) {
+      warn(page.status().withContext("joined " + report.channel + " live, but replay failed"));
+      return report;
+    }
+    report.replaySkipped = page->skipped;
+    for (auto& entry : page->entries) {
+      // The one admission path, so the echo and dedup rules apply to backfill too.
+      Admission a =
+          admitRead(Path::kHistory, std::move(entry.delivery), entry.subject, entry.seq, 0);
+      if (a.outcome == Admission::Outcome::kSurfaced) ++report.replayed;
+    }
+  }
+  return report;
+}
+
+Status Endpoint::leave(std::string_view channel) {
+  std::optional<transport::Subscription> sub;
+  {
+    std::lock_guard lock(channelsMu_);
+    auto it = channels_.find(std::string(channel));
+    if (it == channels_.end()) {
+      return notFound("not-joined", "not joined to channel '" + std::string(channel) + "'");
+    }
+    sub.emplace(std::move(it->second));
+    channels_.erase(it);
+  }
+  sub->unsubscribe();
+  return Status::ok();
+}
+
+std::vector<std::string> Endpoint::channels() const {
+  std::lock_guard lock(channelsMu_);
+  std::vector<std::string> out;
+  for (const auto& [name, sub] : channels_)
+    out.push_back(name);
+  return out;
+}
+
+Result<HistoryPage> Endpoint::history(std::string_view channel, const HistoryOptions& options) {
+  std::lock_guard lock(historyMu_);
+  return readChannelHistory(*js_, options_.space, options_.principal, options_.lifecycleUid,
+                            channel, options);
+}
+
+}  // namespace shoal::mesh
+
+// --- Roster ---------------------------------------------------------------------------------
+
+namespace shoal::mesh {
+
+template <typename T>
+Result<T> Endpoint::onView(std::function<Result<T>()> fn) {
+  if (viewLoop_.inExecutor()) {
+    return failedPrecondition("on-endpoint-loop",
+                              "a roster handler may not call back into the endpoint");
+  }
+  if (closed_.load()) return failedPrecondition("endpoint-closed", "the endpoint is closed");
+  auto done = std::make_shared<std::promise<Result<T>>>();
+  auto future = done->get_future();
+  viewLoop_.post([done, fn = std::move(fn)] { done->set_value(fn()); });
+  try {
+    return future.get();
+  } catch (const std::future_error&) {
+    // The loop stopped (close() raced this call) and dropped the task.
+    return failedPrecondition("endpoint-closed", "the endpoint closed during the call");
+  }
+}
+
+RosterSnapshot Endpoint::roster() {
+  auto snapshot =
+      onView<RosterSnapshot>([this]() -> Result<RosterSnapshot> { return view_->snapshot(); });
+  if (snapshot.isOk()) return std::move(snapshot).value();
+  RosterSnapshot unknown;
+  unknown.view.condition = snapshot.status();
+  return unknown;
+}
+
+Result<RosterSnapshot> Endpoint::waitForRoster(std::chrono::milliseconds timeout) {
+  if (viewLoop_.inExecutor()) {
+    return failedPrecondition("on-endpoint-loop", "a roster handler may not wait for the roster");
+  }
+  auto done = std::make_shared<std::promise<Result<RosterSnapshot>>>();
+  auto future = done->get_future();
+  viewLoop_.post([this, done, timeout] {
+    view_->waitForPresenceSnapshot(timeout,
+                                   [done](Result<RosterSnapshot> r) { done->set_value(r); });
+  });
+  // A stopped loop never answers; bound the wait by the timeout plus a margin.
+  if (future.wait_for(timeout + std::chrono::seconds(2)) != std::future_status::ready) {
+    return deadlineExceeded(kReasonSnapshotTimeout, "the endpoint stopped while waiting");
+  }
+  return future.get();
+}
+
+// --- Sending --------------------------------------------------------------------------------
+
+Result<SendReceipt> Endpoint::sendDirect(std::string_view toNameOrId, std::string_view text) {
+  struct Resolved {
+    wire::Principal to;
+    std::optional<RosterRow> row;
+    PresenceViewInfo view;
+  };
+  const std::string wanted(toNameOrId);
+  SHOAL_ASSIGN_OR_RETURN(Resolved r, onView<Resolved>([this, wanted]() -> Result<Resolved> {
+                           Resolved out;
+                           out.view = view_->info();
+                           if (auto asId = wire::parsePrincipal(wanted); asId.isOk()) {
+                             // A principal id needs no roster row; the row, if any, only informs
+                             // the receipt.
+                             out.to = *asId;
+                             out.row = view_->row(wanted);
+                             return out;
+                           }
+                           SHOAL_ASSIGN_OR_RETURN(RosterRow row, view_->find(wanted));
+                           SHOAL_ASSIGN_OR_RETURN(out.to, wire::parsePrincipal(row.id));
+                           out.row = std::move(row);
+                           return out;
+                         }));
+
+  Outbound outbound;
+  outbound.kind = wire::DeliveryKind::kDm;
+  outbound.target = r.to.dotForm();
+  outbound.text = std::string(text);
+  Sender from{options_.principal, options_.displayName, options_.role};
+  SHOAL_ASSIGN_OR_RETURN(StoredReceipt stored,
+                         publishMessage(*js_, Clock::real(), options_.space, from, outbound));
+  SendReceipt receipt;
+  receipt.stored = std::move(stored);
+  receipt.kind = wire::DeliveryKind::kDm;
+  receipt.target = outbound.target;
+  if (r.row) {
+    receipt.recipientStatus = std::string(wire::presenceStatusName(r.row->presence.status));
+    receipt.note = fmt::format("{} ({}) was {} at send", r.row->presence.card.name, r.row->id,
+                               statusWord(*r.row, r.view));
+  } else if (r.view.fresh) {
+    receipt.note = "recipient had no roster row at send";
+  } else {
+    receipt.note = fmt::format("recipient's status unknown at send (presence view {})",
+                               viewStateName(r.view.state));
+  }
+  return receipt;
+}
+
+Result<SendReceipt> Endpoint::post(std::string_view channel, std::string_view text,
+                                   const std::vector<std::string>& mentions) {
+  SHOAL_RETURN_IF_ERROR(wire::validateConcreteChannel(channel));
+  std::vector<std::string> normalized = wire::normalizeMentions(mentions);
+  std::vector<RosterRow> resolved;
+  if (!normalized.empty()) {
+    SHOAL_ASSIGN_OR_RETURN(
+        resolved,
+        onView<std::vector<RosterRow>>([this, normalized]() -> Result<std::vector<RosterRow>> {
+          std::vector<RosterRow> rows;
+          for (const auto& m : normalized) {
+            auto row = view_->find(m);
+            if (!row.isOk()) {
+              return row.status().withContext("mention @" + m + " (not sent)");
+            }
+            rows.push_back(std::move(row).value());
+          }
+          return rows;
+        }));
+  }
+  Outbound outbound;
+  outbound.kind = wire::DeliveryKind::kChannel;
+  outbound.target = std::string(channel);
+  outbound.text = std::string(text);
+  outbound.mentions = normalized;
+  Sender from{options_.principal, options_.displayName, options_.role};
+  SHOAL_ASSIGN_OR_RETURN(StoredReceipt stored,
+                         publishMessage(*js_, Clock::real(), options_.space, from, outbound));
+  SendReceipt receipt;
+  receipt.stored = std::move(stored);
+  receipt.kind = wire::DeliveryKind::kChannel;
+  receipt.target = outbound.target;
+  std::string words;
+  for (const auto& row : resolved) {
+    receipt.mentionIds.push_back(row.id);
+    words += fmt::format("{}@{} ({}, {})", words.empty() ? "" : ", ", row.presence.card.name,
+                         row.id, wire::presenceStatusName(row.presence.status));
+  }
+  receipt.note = resolved.empty() ? "posted to #" + outbound.target
+                                  : "posted to #" + outbound.target + "; mentions " + words;
+  return receipt;
+}
+
+Result<SendReceipt> Endpoint::ask(std::string_view role, std::string_view text) {
+  SHOAL_RETURN_IF_ERROR(wire::validateRole(role));
+  const std::string wanted(role);
+  RosterSnapshot snapshot = roster();
+  std::vector<std::string> holders;
+  for (const auto& row : snapshot.rows) {
+    if (row.online() && row.presence.card.role == wanted) holders.push_back(row.id);
+  }
+  Outbound outbound;
+  outbound.kind = wire::DeliveryKind::kAnycast;
+  outbound.target = wanted;
+  outbound.text = std::string(text);
+  Sender from{options_.principal, options_.displayName, options_.role};
+  SHOAL_ASSIGN_OR_RETURN(StoredReceipt stored,
+                         publishMessage(*js_, Clock::real(), options_.space, from, outbound));
+  SendReceipt receipt;
+  receipt.stored = std::move(stored);
+  receipt.kind = wire::DeliveryKind::kAnycast;
+  receipt.target = wanted;
+  if (!snapshot.view.fresh) {
+    receipt.note = fmt::format("role holders unknown at send (presence view {})",
+                               viewStateName(snapshot.view.state));
+  } else if (holders.empty()) {
+    receipt.note = fmt::format(
+        "no present holder of role {} at send; the work waits in {} until one pulls svc_{}", wanted,
+        receipt.stored.stream, wanted);
+  } else {
+    std::string ids;
+    for (const auto& id : holders)
+      ids += (ids.empty() ? "" : ", ") + id;
+    receipt.note =
+        fmt::format("{} present holder(s) of role {} at send: {}", holders.size(), wanted, ids);
+  }
+  return receipt;
+}
+
+// --- Own presence ---------------------------------------------------------------------------
+
+Status Endpoint::setStatus(wire::PresenceStatus status) {
+  if (!publisher_ || closed_.load()) return Status::ok();
+  auto done = std::make_shared<std::promise<Status>>();
+  auto future = done->get_future();
+  presenceLoop_.post([this, done, status] { done->set_value(publisher_->setStatus(status)); });
+  return future.get();
+}
+
+void Endpoint::setActivity(std::optional<std::string> activity) {
+  updatePresence([a = std::move(activity)](PresencePublisher& p) { p.setActivity(a); });
+}
+
+void Endpoint::updatePresence(std::function<void(PresencePublisher&)> change) {
+  if (!publisher_ || closed_.load()) return;
+  presenceLoop_.post([this, change = std::move(change)] { change(*publisher_); });
+}
+
+ReceiveCounters Endpoint::counters() const {
+  std::lock_guard lock(admitMu_);
+  return counters_;
+}
+
+}  // namespace shoal::mesh
