@@ -39,6 +39,10 @@ int run(int argc, char** argv) {
   registerMeshCommands(app, result);
   registerEndpointsCommands(app, result);
   registerSendCommands(app, result);
+  registerDeliverCommands(app, result);
+  registerHistoryCommands(app, result);
+  registerWatchCommands(app, result);
+  registerJoinCommands(app, result);
   registerPlaneCommands(app, result);
 
   try {

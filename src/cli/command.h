@@ -21,8 +21,20 @@ void registerMeshCommands(CLI::App& app, CommandResult& result);
 // The roster: endpoints (endpoints_command.cc).
 void registerEndpointsCommands(CLI::App& app, CommandResult& result);
 
-// Sending: send dm (send_command.cc).
+// Sending: send dm|msg|ask (send_command.cc).
 void registerSendCommands(CLI::App& app, CommandResult& result);
+
+// Delivery state: deliver pending (deliver_command.cc).
+void registerDeliverCommands(CLI::App& app, CommandResult& result);
+
+// Channel history: history (history_command.cc).
+void registerHistoryCommands(CLI::App& app, CommandResult& result);
+
+// Live stream of presence and traffic: watch (watch_command.cc).
+void registerWatchCommands(CLI::App& app, CommandResult& result);
+
+// Interactive peer: join (join_command.cc).
+void registerJoinCommands(CLI::App& app, CommandResult& result);
 
 // Space planes: serve, probe (plane_commands.cc).
 void registerPlaneCommands(CLI::App& app, CommandResult& result);

@@ -28,35 +28,24 @@ struct EndpointsArgs {
   bool json = false;
 };
 
-// "40s", "12m", "3h05m", "2d" — the age of an epoch-ms stamp; empty for a non-finite stamp.
-std::string age(std::optional<double> stampMs, int64_t nowMs) {
-  if (!stampMs || !std::isfinite(*stampMs)) return "";
-  auto s = static_cast<int64_t>((static_cast<double>(nowMs) - *stampMs) / 1000);
-  if (s < 0) s = 0;
-  if (s < 120) return fmt::format("{}s", s);
-  if (s < 7200) return fmt::format("{}m", s / 60);
-  if (s < 172800) return fmt::format("{}h{:02}m", s / 3600, (s % 3600) / 60);
-  return fmt::format("{}d", s / 86400);
-}
-
 std::string describeRow(const mesh::RosterRow& row, bool viewCurrent, int64_t nowMs) {
   const wire::Presence& p = row.presence;
   std::string state = viewCurrent ? std::string(wire::presenceStatusName(p.status))
                                   : "mesh unknown (last known " +
                                         std::string(wire::presenceStatusName(p.status)) + ")";
   if (p.condition) {
-    std::string since = age(p.condition->since, nowMs);
+    std::string since = formatAge(p.condition->since, nowMs);
     state += fmt::format(" ({}{})", wire::conditionCodeName(p.condition->code),
                          since.empty() ? "" : " for " + since);
   }
   std::string line = fmt::format("{:<20} {:<36} {}", p.card.name, row.id, state);
   if (p.activity) {
     line += " · " + *p.activity;
-    std::string set = age(p.activitySince, nowMs);
+    std::string set = formatAge(p.activitySince, nowMs);
     if (!set.empty()) line += " (set " + set + " ago)";
   }
-  if (std::string a = age(p.activeAt, nowMs); !a.empty()) line += " · active " + a + " ago";
-  if (std::string u = age(p.statusSince, nowMs); !u.empty()) line += " · unchanged for " + u;
+  if (std::string a = formatAge(p.activeAt, nowMs); !a.empty()) line += " · active " + a + " ago";
+  if (std::string u = formatAge(p.statusSince, nowMs); !u.empty()) line += " · unchanged for " + u;
   if (p.card.role) line += " · role " + *p.card.role;
   return line;
 }

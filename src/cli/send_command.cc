@@ -1,23 +1,16 @@
-// `shoal send dm <to> <text>`: one DM from the person at the CLI, with a receipt of facts.
-#include <algorithm>
-#include <cctype>
+// `shoal send dm|msg|ask`: one message from the person at the CLI, with a receipt of facts.
 #include <cstdio>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <boost/json.hpp>
 #include <fmt/format.h>
 
-#include "base/clock.h"
-#include "base/file_system.h"
 #include "cli/command.h"
+#include "cli/mesh_target.h"
 #include "cli/output.h"
-#include "mesh/operator_identity.h"
-#include "mesh/outbound.h"
-#include "mesh/roster_read.h"
-#include "supervisor/mesh_paths.h"
-#include "supervisor/mesh_record.h"
-#include "transport/connection.h"
 
 namespace shoal::cli {
 namespace {
@@ -25,148 +18,116 @@ namespace {
 namespace json = boost::json;
 
 struct SendArgs {
-  std::string space = "main";
-  std::string server;
-  std::string to;
+  MeshTargetArgs target;
+  std::string to;  // dm: name or id; msg: channel; ask: role
   std::vector<std::string> words;
-  double timeoutSeconds = 3;
+  std::vector<std::string> mentions;
   bool json = false;
 };
 
-// Who the DM goes to and what the roster said about them a moment before the publish.
-struct Recipient {
-  wire::Principal principal;
-  std::string statusAtSend;  // empty when there is no verdict
-  std::string note;          // the receipt's words about the roster
-};
-
-Result<Recipient> resolveRecipient(const std::string& to, const mesh::RosterSnapshot& roster) {
-  Recipient r;
-  auto asId = wire::parsePrincipal(to);
-  const mesh::RosterRow* row = nullptr;
-  for (const auto& candidate : roster.rows) {
-    if (asId.isOk() && candidate.id == to) row = &candidate;
-  }
-  if (asId.isOk()) {
-    r.principal = *asId;
-  } else {
-    // A name must be verified by a current view; otherwise refuse with the view's condition.
-    if (!roster.view.fresh) return roster.view.condition;
-    std::vector<const mesh::RosterRow*> live;
-    std::vector<const mesh::RosterRow*> offline;
-    for (const auto& candidate : roster.rows) {
-      std::string a = candidate.presence.card.name;
-      std::string b = to;
-      std::transform(a.begin(), a.end(), a.begin(),
-                     [](unsigned char c) { return std::tolower(c); });
-      std::transform(b.begin(), b.end(), b.begin(),
-                     [](unsigned char c) { return std::tolower(c); });
-      if (a != b) continue;
-      (candidate.online() ? live : offline).push_back(&candidate);
-    }
-    const auto& pool = !live.empty() ? live : offline;
-    if (pool.empty()) {
-      return notFound("unknown-peer", "no peer named `" + to +
-                                          "` in the roster (see `shoal endpoints`); address "
-                                          "an id such as local.alice to send anyway");
-    }
-    if (pool.size() > 1) {
-      std::string ids;
-      for (const auto* c : pool)
-        ids += (ids.empty() ? "" : ", ") + c->id;
-      return invalidArgument("ambiguous-name",
-                             "`" + to + "` names more than one peer: " + ids + "; send to an id");
-    }
-    row = pool.front();
-    SHOAL_ASSIGN_OR_RETURN(r.principal, wire::parsePrincipal(row->id));
-  }
-  if (row != nullptr) {
-    r.statusAtSend = std::string(wire::presenceStatusName(row->presence.status));
-    r.note = fmt::format("{} ({}) was {} at send", row->presence.card.name, row->id,
-                         roster.view.fresh ? r.statusAtSend : "last known " + r.statusAtSend);
-  } else if (roster.view.fresh) {
-    r.note = "recipient had no roster row at send";
-  } else {
-    r.note = fmt::format("recipient's status unknown at send (presence view {})",
-                         mesh::viewStateName(roster.view.state));
-  }
-  return r;
+std::string joinWords(const std::vector<std::string>& words) {
+  std::string text;
+  for (const auto& w : words)
+    text += (text.empty() ? "" : " ") + w;
+  return text;
 }
 
-int runSendDm(const SendArgs& args) {
-  std::string text;
-  for (const auto& w : args.words)
-    text += (text.empty() ? "" : " ") + w;
-  auto paths = supervisor::MeshPaths::resolve(args.space);
-  if (!paths.isOk()) return printFailure("shoal send dm", paths.status());
-  auto url = supervisor::meshBrokerUrl(FileSystem::posix(), paths->registryFile, args.server);
-  if (!url.isOk()) return printFailure("shoal send dm", url.status());
-  auto timeout = std::chrono::milliseconds(static_cast<int64_t>(args.timeoutSeconds * 1000));
-
-  transport::ConnectOptions options;
-  options.servers = {*url};
-  options.name = "shoal send";
-  options.allowReconnect = false;
-  options.connectTimeout = timeout;
-  auto conn = transport::Connection::connect(options);
-  if (!conn.isOk()) return printFailure("shoal send dm", conn.status());
-  auto roster = mesh::readRosterOnce(**conn, paths->space, timeout);
-  if (!roster.isOk()) return printFailure("shoal send dm", roster.status());
-  auto recipient = resolveRecipient(args.to, *roster);
-  if (!recipient.isOk()) return printFailure("shoal send dm: not sent", recipient.status());
-
-  auto js = transport::JetStream::create(**conn);
-  if (!js.isOk()) return printFailure("shoal send dm", js.status());
-  mesh::OperatorIdentity me = mesh::localOperator();
-  mesh::Outbound outbound;
-  outbound.kind = wire::DeliveryKind::kDm;
-  outbound.target = recipient->principal.dotForm();
-  outbound.text = text;
-  auto receipt = mesh::publishMessage(*js, Clock::real(), paths->space,
-                                      mesh::Sender{me.principal, me.displayName, {}}, outbound);
-  if (!receipt.isOk()) return printFailure("shoal send dm: not sent", receipt.status());
-
-  if (args.json) {
+void printReceipt(const mesh::Endpoint& from, const mesh::SendReceipt& r, bool asJson) {
+  if (asJson) {
     json::object out;
-    out["id"] = receipt->messageId;
-    out["stream"] = receipt->stream;
-    out["seq"] = receipt->seq;
-    out["duplicate"] = receipt->duplicate;
-    out["from"] = me.principal.dotForm();
-    out["to"] = recipient->principal.dotForm();
-    out["recipientStatusAtSend"] = recipient->statusAtSend.empty()
-                                       ? json::value(nullptr)
-                                       : json::value(recipient->statusAtSend);
-    out["note"] = recipient->note;
+    out["id"] = r.stored.messageId;
+    out["kind"] = std::string(wire::deliveryKindName(r.kind));
+    out["stream"] = r.stored.stream;
+    out["seq"] = r.stored.seq;
+    out["duplicate"] = r.stored.duplicate;
+    out["subject"] = r.stored.subject;
+    out["from"] = from.id();
+    switch (r.kind) {
+      case wire::DeliveryKind::kDm:
+        out["to"] = r.target;
+        out["recipientStatusAtSend"] =
+            r.recipientStatus ? json::value(*r.recipientStatus) : json::value(nullptr);
+        break;
+      case wire::DeliveryKind::kChannel: {
+        out["channel"] = r.target;
+        json::array ids;
+        for (const auto& id : r.mentionIds)
+          ids.push_back(json::value(id));
+        out["mentions"] = std::move(ids);
+        break;
+      }
+      case wire::DeliveryKind::kAnycast:
+        out["role"] = r.target;
+        break;
+    }
+    out["note"] = r.note;
     std::printf("%s\n", json::serialize(out).c_str());
-    return 0;
+    return;
   }
-  printOk(fmt::format("stored seq {} in {}{} (id {}); {}", receipt->seq, receipt->stream,
-                      receipt->duplicate ? " (duplicate of an earlier publish)" : "",
-                      receipt->messageId, recipient->note));
+  printOk(fmt::format("stored seq {} in {}{} (id {}); {}", r.stored.seq, r.stored.stream,
+                      r.stored.duplicate ? " (duplicate of an earlier publish)" : "",
+                      r.stored.messageId, r.note));
+}
+
+int runSend(const SendArgs& args, wire::DeliveryKind kind) {
+  const std::string what =
+      fmt::format("shoal send {}", kind == wire::DeliveryKind::kDm        ? "dm"
+                                   : kind == wire::DeliveryKind::kChannel ? "msg"
+                                                                          : "ask");
+  auto target = resolveMeshTarget(args.target);
+  if (!target.isOk()) return printFailure(what, target.status());
+  auto endpoint = openObserver(*target, "shoal send");
+  if (!endpoint.isOk()) return printFailure(what, endpoint.status());
+  mesh::Endpoint& me = **endpoint;
+  // Names are resolved by a current view; wait for it (a timeout is reported by the lookup).
+  (void)me.waitForRoster(args.target.timeout());
+
+  const std::string text = joinWords(args.words);
+  Result<mesh::SendReceipt> receipt = invalidArgument("bad-kind", "unknown send kind");
+  switch (kind) {
+    case wire::DeliveryKind::kDm:
+      receipt = me.sendDirect(args.to, text);
+      break;
+    case wire::DeliveryKind::kChannel:
+      receipt = me.post(args.to, text, args.mentions);
+      break;
+    case wire::DeliveryKind::kAnycast:
+      receipt = me.ask(args.to, text);
+      break;
+  }
+  if (!receipt.isOk()) return printFailure(what + ": not sent", receipt.status());
+  printReceipt(me, *receipt, args.json);
   return 0;
+}
+
+void addSend(CLI::App* send, CommandResult& result, const std::string& name,
+             const std::string& help, const std::string& targetName, const std::string& targetHelp,
+             wire::DeliveryKind kind) {
+  auto args = std::make_shared<SendArgs>();
+  CLI::App* cmd = send->add_subcommand(name, help);
+  cmd->add_option(targetName, args->to, targetHelp)->required();
+  cmd->add_option("text", args->words, "the message text")->required();
+  if (kind == wire::DeliveryKind::kChannel) {
+    cmd->add_option("--mention", args->mentions,
+                    "a peer name or id to @mention (repeatable); an unknown one aborts the send");
+  }
+  addMeshTargetOptions(cmd, args->target, "the roster");
+  cmd->add_flag("--json", args->json, "machine-readable receipt");
+  cmd->callback([args, &result, kind] { result.exitCode = runSend(*args, kind); });
 }
 
 }  // namespace
 
 void registerSendCommands(CLI::App& app, CommandResult& result) {
-  CLI::App* send = app.add_subcommand("send",
-                                      "send a message (DM today; channel posts and "
-                                      "anycast come with the mesh endpoint)");
+  CLI::App* send = app.add_subcommand("send", "send a DM, a channel post or role-addressed work");
   send->require_subcommand(1);
-  auto args = std::make_shared<SendArgs>();
-  CLI::App* dm = send->add_subcommand("dm", "send a direct message to a peer (by name or id)");
-  dm->add_option("to", args->to,
-                 "recipient: a peer name from `shoal endpoints`, or an id "
-                 "like local.alice")
-      ->required();
-  dm->add_option("text", args->words, "the message text")->required();
-  dm->add_option("--space", args->space, "space name")->capture_default_str();
-  dm->add_option("--server", args->server, "broker URL (default: the local mesh)");
-  dm->add_option("--timeout", args->timeoutSeconds, "seconds to wait for the roster")
-      ->capture_default_str();
-  dm->add_flag("--json", args->json, "machine-readable receipt");
-  dm->callback([args, &result] { result.exitCode = runSendDm(*args); });
+  addSend(send, result, "dm", "send a direct message to a peer (by name or id)", "to",
+          "recipient: a peer name from `shoal endpoints`, or an id like local.alice",
+          wire::DeliveryKind::kDm);
+  addSend(send, result, "msg", "post to a channel (everyone joined to it sees it)", "channel",
+          "a concrete channel, e.g. team.backend", wire::DeliveryKind::kChannel);
+  addSend(send, result, "ask", "send work to a role (exactly one holder of the role takes it)",
+          "role", "the role, e.g. reviewer", wire::DeliveryKind::kAnycast);
 }
 
 }  // namespace shoal::cli

@@ -225,6 +225,7 @@ void Endpoint::warn(const Status& status) {
 
 void Endpoint::onConnectionEvent(const transport::ConnectionEvent& event) {
   using Kind = transport::ConnectionEventKind;
+  if (closed_.load()) return;  // our own close() ends the connection
   switch (event.kind) {
     case Kind::kDisconnected:
       viewLoop_.post([this] {
@@ -481,6 +482,11 @@ Result<RosterSnapshot> Endpoint::waitForRoster(std::chrono::milliseconds timeout
     return deadlineExceeded(kReasonSnapshotTimeout, "the endpoint stopped while waiting");
   }
   return future.get();
+}
+
+Result<RosterRow> Endpoint::findPeer(std::string_view idOrName) {
+  const std::string wanted(idOrName);
+  return onView<RosterRow>([this, wanted]() -> Result<RosterRow> { return view_->find(wanted); });
 }
 
 // --- Sending --------------------------------------------------------------------------------

@@ -186,6 +186,9 @@ class Endpoint {
   // The roster once the view is current, or kDeadlineExceeded `presence-snapshot-timeout`.
   Result<RosterSnapshot> waitForRoster(std::chrono::milliseconds timeout);
 
+  // The roster row `idOrName` names (RosterView::find's rules and refusals).
+  Result<RosterRow> findPeer(std::string_view idOrName);
+
   // --- Own presence (no-ops for an observer) ---
   Status setStatus(wire::PresenceStatus status);
   void setActivity(std::optional<std::string> activity);

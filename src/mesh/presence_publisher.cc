@@ -201,8 +201,11 @@ void PresencePublisher::noteWriteResult(const Status& status) {
   const Status warning = unavailable(kReasonPresenceWriteRefused,
                                      fmt::format("presence write for {} refused ({} in a row): {}",
                                                  key(), consecutiveFailures_, status.toString()));
-  log::warn("{}", warning.message());
-  if (onWarning_) onWarning_(warning);
+  if (onWarning_) {
+    onWarning_(warning);
+  } else {
+    log::warn("{}", warning.message());
+  }
   const auto failingFor = std::chrono::nanoseconds(nowNs - firstFailureNs_);
   if (stuck_.isOk() && consecutiveFailures_ > 1 && failingFor >= ttl_) {
     stuck_ = unavailable(
@@ -213,8 +216,11 @@ void PresencePublisher::noteWriteResult(const Status& status) {
                     key(), consecutiveFailures_,
                     std::chrono::duration_cast<std::chrono::milliseconds>(failingFor).count(),
                     status.toString()));
-    log::warn("{}", stuck_.message());
-    if (onStuck_) onStuck_(stuck_);
+    if (onStuck_) {
+      onStuck_(stuck_);
+    } else {
+      log::warn("{}", stuck_.message());
+    }
   }
 }
 

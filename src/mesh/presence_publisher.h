@@ -88,7 +88,8 @@ class PresencePublisher {
   PresencePublisher(const PresencePublisher&) = delete;
   PresencePublisher& operator=(const PresencePublisher&) = delete;
 
-  // Each refused write (kUnavailable-ish Status from the store, with context).
+  // Each refused write (kUnavailable-ish Status from the store, with context). Without a
+  // handler, warnings (and the stuck condition) go to the log instead.
   void setWarningHandler(StatusHandler handler) { onWarning_ = std::move(handler); }
   // Called with `presence-write-stuck` when raised and with OK when a write clears it.
   void setWriteStuckHandler(StatusHandler handler) { onStuck_ = std::move(handler); }

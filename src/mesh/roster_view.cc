@@ -305,8 +305,11 @@ void RosterView::emit(RosterEvent::Kind kind, const std::string& id) {
 }
 
 void RosterView::warn(const Status& status) {
-  log::warn("{}", status.toString());
-  if (onWarning_) onWarning_(status);
+  if (onWarning_) {
+    onWarning_(status);
+  } else {
+    log::warn("{}", status.toString());
+  }
 }
 
 void RosterView::resolveWaiters() {

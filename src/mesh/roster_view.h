@@ -136,6 +136,7 @@ class RosterView {
   RosterView(const RosterView&) = delete;
   RosterView& operator=(const RosterView&) = delete;
 
+  // Warnings (rejected records, a silent watch) go here; without a handler, to the log.
   void setWarningHandler(StatusHandler handler) { onWarning_ = std::move(handler); }
   void setEventHandler(EventHandler handler) { onEvent_ = std::move(handler); }
 

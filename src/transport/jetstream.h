@@ -121,6 +121,14 @@ struct PubAck {
   bool duplicate = false;  // the msgId was already stored; `seq` is the original's
 };
 
+// One message as the stream stores it (the stream-message-get API).
+struct StoredMessage {
+  std::string subject{};
+  uint64_t seq = 0;
+  int64_t timeMs = 0;  // when the stream stored it (Unix epoch ms)
+  std::string data{};
+};
+
 struct JetStreamOptions {
   std::string apiPrefix{};  // empty: "$JS.API"
   std::string domain{};
@@ -147,6 +155,12 @@ class JetStream {
   Result<StreamInfo> streamInfo(std::string_view name);
   Status deleteStream(std::string_view name);
   Status purgeStream(std::string_view name);
+
+  // The first message at or after `fromSeq` whose subject matches `subjectFilter` (wildcards
+  // allowed), through the stream-message-get API (works without Direct Get). kNotFound
+  // (`no-message`) when there is none.
+  Result<StoredMessage> findMessage(std::string_view stream, uint64_t fromSeq,
+                                    std::string_view subjectFilter);
 
   Result<ConsumerInfo> addConsumer(std::string_view stream, const ConsumerConfig& config);
   Result<ConsumerInfo> consumerInfo(std::string_view stream, std::string_view durable);

@@ -13,6 +13,7 @@
 #include "base/file_system.h"
 #include "base/process_info.h"
 #include "base/subprocess.h"
+#include "cli_fixture.h"
 #include "supervisor/mesh_record.h"
 #include "testing/eventually.h"
 #include "testing/temp_dir.h"
@@ -31,120 +32,7 @@ namespace {
 namespace json = boost::json;
 using testing::eventually;
 
-// A port the kernel just handed out; `shoal up` treats it as preferred and moves on if taken.
-int freePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
-
-struct CliRun {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
-
-class CliMeshTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    auto dir = testing::TempDir::create("cli");
-    ASSERT_TRUE(dir.isOk());
-    home_.emplace(std::move(dir).value());
-    port_ = freePort();
-  }
-
-  void TearDown() override {
-    // Never leave a mesh behind, whatever the test did.
-    (void)shoal({"down"});
-  }
-
-  CliRun shoal(std::vector<std::string> args) {
-    std::vector<std::string> argv = {SHOAL_BINARY};
-    argv.insert(argv.end(), args.begin(), args.end());
-    if (args[0] != "--version") {
-      argv.insert(argv.end(), {"--space", "itest"});  // every subcommand takes --space
-    }
-    SpawnOptions opts;
-    opts.argv = argv;
-    opts.env = {{"HOME", home_->path()},
-                {"XDG_DATA_HOME", home_->join("data")},
-                {"XDG_STATE_HOME", home_->join("state")}};
-    std::string outPath = home_->join("out" + std::to_string(runs_));
-    std::string errPath = home_->join("err" + std::to_string(runs_++));
-    opts.stdoutTarget = StdioTarget::appendTo(outPath);
-    opts.stderrTarget = StdioTarget::appendTo(errPath);
-    CliRun run;
-    auto child = Subprocess::spawn(opts);
-    if (!child.isOk()) {
-      ADD_FAILURE() << child.status().toString();
-      return run;
-    }
-    auto exit = child->wait(std::chrono::seconds(60));
-    if (!exit.isOk()) {
-      ADD_FAILURE() << "shoal did not finish: " << exit.status().toString();
-      (void)child->terminate(std::chrono::seconds(1));
-      return run;
-    }
-    run.code = exit->exited ? exit->code : 128 + exit->signal;
-    run.out = FileSystem::posix().readFile(outPath).valueOr("");
-    run.err = FileSystem::posix().readFile(errPath).valueOr("");
-    return run;
-  }
-
-  CliRun up() { return shoal({"up", "--port", std::to_string(port_)}); }
-
-  std::string recordPath() const { return home_->join("state") + "/shoal/meshes/itest.json"; }
-
-  Result<supervisor::MeshRecord> record() {
-    return supervisor::readMeshRecord(FileSystem::posix(), recordPath());
-  }
-
-  // `up`, then a connection, JetStream context and the space's presence bucket.
-  void upAndConnect() {
-    ASSERT_EQ(up().code, 0);
-    auto rec = record();
-    ASSERT_TRUE(rec.isOk());
-    transport::ConnectOptions options;
-    options.servers = {rec->url};
-    auto conn = transport::Connection::connect(options);
-    ASSERT_TRUE(conn.isOk()) << conn.status().toString();
-    conn_ = std::move(conn).value();
-    auto js = transport::JetStream::create(*conn_);
-    ASSERT_TRUE(js.isOk());
-    js_.emplace(std::move(js).value());
-    auto kv = transport::KeyValue::openBucket(*js_, "cotal_presence_itest");
-    ASSERT_TRUE(kv.isOk()) << kv.status().toString();
-    presence_.emplace(std::move(kv).value());
-  }
-
-  // A peer's presence record under `key`, status working; `cardId` forges a mismatched id.
-  void putPresence(const std::string& key, const std::string& name, const std::string& activity,
-                   const std::string& cardId = "") {
-    wire::Presence p;
-    p.card.id = cardId.empty() ? key : cardId;
-    p.card.name = name;
-    p.status = wire::PresenceStatus::kWorking;
-    p.ts = static_cast<double>(Clock::real().wallMs());
-    if (!activity.empty()) p.activity = activity;
-    auto bytes = wire::encodePresence(p);
-    ASSERT_TRUE(bytes.isOk()) << bytes.status().toString();
-    ASSERT_TRUE(presence_->put(key, *bytes).isOk());
-  }
-
-  std::unique_ptr<transport::Connection> conn_;
-  std::optional<transport::JetStream> js_;
-  std::optional<transport::KeyValue> presence_;
-  std::optional<testing::TempDir> home_;
-  int port_ = 0;
-  int runs_ = 0;
-};
+class CliMeshTest : public CliTest {};
 
 // `up` starts a broker with JetStream, `status --json` reports it, a second `up` changes
 // nothing, and `down` stops every process it started.

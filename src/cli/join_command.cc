@@ -1,0 +1,303 @@
+// `shoal join --name X`: an interactive human peer — presence, DMs, channels and role work from
+// a terminal (or from a script on stdin).
+#include <cerrno>
+#include <cstdio>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include "base/file_system.h"
+#include "base/ids.h"
+#include "cli/command.h"
+#include "cli/mesh_target.h"
+#include "cli/message_text.h"
+#include "cli/output.h"
+#include "cli/signal_wait.h"
+#include "supervisor/mesh_paths.h"
+#include "wire/token.h"
+
+namespace shoal::cli {
+namespace {
+
+struct JoinArgs {
+  MeshTargetArgs target;
+  std::string name;
+  std::string id;  // owner.actor; default local.<name>
+  std::string role;
+  std::vector<std::string> channels;
+  bool replay = false;
+  bool keepRunning = false;
+};
+
+constexpr std::string_view kHelp =
+    "commands: /dm <to> <text> · /msg <channel> <text> (or #channel text) · /ask <role> <text> "
+    "· /join <channel> · /leave <channel> · /who · /status idle|waiting|working · /quit; "
+    "plain text posts to the first joined channel";
+
+// Output from the endpoint's threads and the input loop, one flushed line at a time.
+class Console {
+ public:
+  void say(const std::string& line) {
+    std::lock_guard lock(mu_);
+    std::printf("%s\n", line.c_str());
+    std::fflush(stdout);
+  }
+
+ private:
+  std::mutex mu_;
+};
+
+// This peer's lifecycle uid, kept per space and name so a restarted `join` is the same
+// lifecycle (and binds the same DM durable: DMs sent while it was away arrive). The lock
+// file keeps two `join`s of one name from sharing that durable.
+struct Lifecycle {
+  std::string uid;
+  std::unique_ptr<FileLock> lock;
+};
+
+Result<Lifecycle> lifecycleFor(const std::string& space, const wire::Principal& p) {
+  SHOAL_ASSIGN_OR_RETURN(auto paths, supervisor::MeshPaths::resolve(space));
+  FileSystem& fs = FileSystem::posix();
+  std::string dir = paths.stateDir + "/peers/" + paths.space;
+  SHOAL_RETURN_IF_ERROR(fs.createDirs(dir).status());
+  std::string base = dir + "/" + p.owner + "." + p.actor;
+  Lifecycle out;
+  auto lock = fs.lockFile(base + ".lock", fmt::format("pid {} (shoal join)", ::getpid()));
+  if (!lock.isOk()) {
+    return lock.status().withContext(p.dotForm() + " is already joined from this machine");
+  }
+  out.lock = std::move(lock).value();
+  auto existing = fs.readFile(base + ".uid");
+  if (existing.isOk()) {
+    std::string uid = *existing;
+    while (!uid.empty() && (uid.back() == '\n' || uid.back() == ' '))
+      uid.pop_back();
+    if (isLifecycleUid(uid)) {
+      out.uid = uid;
+      return out;
+    }
+  }
+  SHOAL_ASSIGN_OR_RETURN(out.uid, newLifecycleUid());
+  SHOAL_RETURN_IF_ERROR(writeFileAtomically(fs, base + ".uid", out.uid + "\n"));
+  return out;
+}
+
+std::string restOf(std::istringstream& in) {
+  std::string rest;
+  std::getline(in, rest);
+  size_t start = rest.find_first_not_of(' ');
+  return start == std::string::npos ? "" : rest.substr(start);
+}
+
+// Runs one input line; false when the peer should leave.
+bool runLine(mesh::Endpoint& me, Console& console, const std::string& line) {
+  if (line.empty()) return true;
+  auto report = [&](const Result<mesh::SendReceipt>& r) {
+    if (r.isOk()) {
+      console.say(
+          fmt::format("✓ stored seq {} in {}; {}", r->stored.seq, r->stored.stream, r->note));
+    } else {
+      console.say("✗ not sent: " + r.status().toString());
+    }
+  };
+  if (line[0] == '#') {
+    std::istringstream in(line.substr(1));
+    std::string channel;
+    in >> channel;
+    report(me.post(channel, restOf(in)));
+    return true;
+  }
+  if (line[0] != '/') {
+    auto joined = me.channels();
+    if (joined.empty()) {
+      console.say("✗ not sent: join a channel first (/join <channel>), or use /dm");
+      return true;
+    }
+    report(me.post(joined.front(), line));
+    return true;
+  }
+  std::istringstream in(line);
+  std::string command;
+  in >> command;
+  if (command == "/quit" || command == "/exit") return false;
+  if (command == "/dm" || command == "/msg" || command == "/ask") {
+    std::string to;
+    in >> to;
+    std::string text = restOf(in);
+    if (to.empty() || text.empty()) {
+      console.say("✗ usage: " + command + " <target> <text>");
+    } else if (command == "/dm") {
+      report(me.sendDirect(to, text));
+    } else if (command == "/msg") {
+      report(me.post(to, text));
+    } else {
+      report(me.ask(to, text));
+    }
+  } else if (command == "/join") {
+    std::string channel;
+    in >> channel;
+    mesh::JoinOptions options;
+    options.replay = true;
+    auto joined = me.join(channel, options);
+    console.say(joined.isOk() ? fmt::format("✓ joined #{} ({} earlier post(s) replayed)", channel,
+                                            joined->replayed)
+                              : "✗ " + joined.status().toString());
+  } else if (command == "/leave") {
+    std::string channel;
+    in >> channel;
+    Status left = me.leave(channel);
+    console.say(left.isOk() ? "✓ left #" + channel : "✗ " + left.toString());
+  } else if (command == "/who") {
+    auto roster = me.roster();
+    if (!roster.view.fresh) console.say("! " + std::string(roster.view.condition.message()));
+    for (const auto& row : roster.rows) {
+      console.say(fmt::format("  {} ({}) {}", row.presence.card.name, row.id,
+                              wire::presenceStatusName(row.presence.status)));
+    }
+  } else if (command == "/status") {
+    std::string word;
+    in >> word;
+    auto status = wire::parsePresenceStatus(word);
+    Status set = status ? me.setStatus(*status)
+                        : invalidArgument("bad-status", "use idle, waiting or working");
+    console.say(set.isOk() ? "✓ status " + word : "✗ " + set.toString());
+  } else {
+    console.say(std::string("✗ unknown command; ") + std::string(kHelp));
+  }
+  return true;
+}
+
+int runJoin(const JoinArgs& args) {
+  const std::string what = "shoal join";
+  blockStopSignals();
+  auto target = resolveMeshTarget(args.target);
+  if (!target.isOk()) return printFailure(what, target.status());
+
+  wire::Principal principal;
+  if (!args.id.empty()) {
+    auto parsed = wire::parsePrincipal(args.id);
+    if (!parsed.isOk()) return printFailure(what, parsed.status());
+    principal = *parsed;
+  } else {
+    principal = wire::Principal{"local", args.name};
+    Status valid = wire::validatePrincipal(principal);
+    if (!valid.isOk()) {
+      return printFailure(what, valid.withContext("--name " + args.name +
+                                                  " is not an actor token; pass --id "
+                                                  "local.<token> and keep --name for display"));
+    }
+  }
+  auto lifecycle = lifecycleFor(target->space, principal);
+  if (!lifecycle.isOk()) return printFailure(what, lifecycle.status());
+
+  auto console = std::make_shared<Console>();
+  mesh::EndpointOptions options;
+  options.servers = {target->url};
+  options.space = target->space;
+  options.principal = principal;
+  options.displayName = args.name;
+  options.cardKind = wire::EndpointKind::kEndpoint;
+  options.lifecycleUid = lifecycle->uid;
+  if (!args.role.empty()) {
+    options.role = args.role;
+    options.serviceRoles = {args.role};
+  }
+  options.connectionName = "shoal join " + args.name;
+  options.provisionTimeout = args.target.timeout();
+  options.onDelivery = [console](const mesh::Delivery& d) {
+    console->say(trafficLine(d.kind, d.message, d.historical));
+    return mesh::HandlerVerdict::kAccepted;
+  };
+  options.onWarning = [console](const Status& s) { console->say("! " + s.toString()); };
+  options.onRoster = [console, self = principal.dotForm()](
+                         const mesh::RosterEvent& event,
+                         const std::optional<mesh::RosterRow>& row) {
+    using Kind = mesh::RosterEvent::Kind;
+    if (!row || row->id == self) return;
+    if (event.kind != Kind::kJoined && event.kind != Kind::kOffline) return;
+    console->say(
+        fmt::format("· {} ({}) {}", row->presence.card.name, row->id,
+                    event.kind == Kind::kJoined && row->online() ? "is here" : "went offline"));
+  };
+  auto endpoint = mesh::Endpoint::open(std::move(options));
+  if (!endpoint.isOk()) return printFailure(what, endpoint.status());
+  mesh::Endpoint& me = **endpoint;
+  // Names typed at once must resolve: start from a current roster (or say why not).
+  auto roster = me.waitForRoster(args.target.timeout());
+  if (!roster.isOk()) console->say("! " + roster.status().toString());
+  for (const auto& channel : args.channels) {
+    mesh::JoinOptions join;
+    join.replay = args.replay;
+    auto joined = me.join(channel, join);
+    if (!joined.isOk()) {
+      console->say("✗ " + joined.status().toString());
+    }
+  }
+  console->say(fmt::format("✓ joined space {} as {} ({}), lifecycle {}{}", target->space, args.name,
+                           me.id(), me.lifecycleUid(),
+                           args.role.empty() ? "" : ", taking work for role " + args.role));
+  console->say(std::string(kHelp));
+
+  // Input: stdin lines until EOF or /quit; a signal ends it at any time.
+  std::string buffer;
+  bool inputOpen = true;
+  bool leave = false;
+  while (!leave) {
+    if (waitForStopSignal(std::chrono::milliseconds(0))) break;
+    if (!inputOpen) {
+      if (!args.keepRunning) break;
+      if (waitForStopSignal(std::chrono::milliseconds(500))) break;
+      continue;
+    }
+    pollfd fd{STDIN_FILENO, POLLIN, 0};
+    int ready = ::poll(&fd, 1, 200);
+    if (ready < 0 && errno != EINTR) break;
+    if (ready <= 0) continue;
+    char chunk[4096];
+    ssize_t n = ::read(STDIN_FILENO, chunk, sizeof chunk);
+    if (n <= 0) {
+      inputOpen = false;
+      if (!buffer.empty()) leave = !runLine(me, *console, buffer);
+      buffer.clear();
+      continue;
+    }
+    buffer.append(chunk, static_cast<size_t>(n));
+    size_t newline;
+    while (!leave && (newline = buffer.find('\n')) != std::string::npos) {
+      std::string line = buffer.substr(0, newline);
+      buffer.erase(0, newline + 1);
+      leave = !runLine(me, *console, line);
+    }
+  }
+  Status left = me.close();
+  console->say(left.isOk() ? "✓ left the space (presence now offline)"
+                           : "! left, but the final presence write failed: " + left.toString());
+  return 0;
+}
+
+}  // namespace
+
+void registerJoinCommands(CLI::App& app, CommandResult& result) {
+  auto args = std::make_shared<JoinArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "join", "join the space as an interactive peer (presence, DMs, channels, role work)");
+  cmd->add_option("--name", args->name, "your display name (also the actor token by default)")
+      ->required();
+  cmd->add_option("--id", args->id, "your principal id owner.actor (default: local.<name>)");
+  cmd->add_option("--role", args->role, "take anycast work addressed to this role");
+  cmd->add_option("--channel", args->channels, "join this channel at start (repeatable)");
+  cmd->add_flag("--replay", args->replay, "replay each channel's stored posts on join");
+  cmd->add_flag("--keep-running", args->keepRunning,
+                "stay joined after stdin closes, until SIGINT / SIGTERM (scripted peers)");
+  addMeshTargetOptions(cmd, args->target, "the manager's provisioning");
+  cmd->callback([args, &result] { result.exitCode = runJoin(*args); });
+}
+
+}  // namespace shoal::cli

@@ -1,0 +1,67 @@
+#include "cli/message_text.h"
+
+#include <fmt/format.h>
+
+namespace shoal::cli {
+namespace {
+
+// Escapes C0 controls and DEL (a newline becomes "\n"), keeping UTF-8 text as it is.
+std::string printable(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (unsigned char c : text) {
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c < 0x20 || c == 0x7f) {
+      out += fmt::format("\\x{:02x}", c);
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string messageText(const wire::CotalMessage& message) {
+  std::string out;
+  for (const auto& part : message.parts) {
+    if (!out.empty()) out += " ";
+    if (const auto* t = std::get_if<wire::TextPart>(&part)) {
+      out += printable(t->text);
+    } else if (std::holds_alternative<wire::DataPart>(part)) {
+      out += "[data]";
+    } else if (const auto* a = std::get_if<wire::ArtifactPart>(&part)) {
+      out += fmt::format("[artifact {} {} bytes]", printable(a->name), a->size);
+    } else if (const auto* e = std::get_if<wire::ExtensionPart>(&part)) {
+      out += "[" + printable(e->kind) + "]";
+    }
+  }
+  return out;
+}
+
+std::string senderLabel(const wire::CotalMessage& message) {
+  return fmt::format("{} ({})", printable(message.from.name), message.from.id);
+}
+
+std::string trafficLine(wire::DeliveryKind kind, const wire::CotalMessage& message,
+                        bool historical) {
+  std::string line = historical ? "(history) " : "";
+  switch (kind) {
+    case wire::DeliveryKind::kDm:
+      line += fmt::format("dm {} → {}: ", senderLabel(message), message.routing.target);
+      break;
+    case wire::DeliveryKind::kChannel:
+      line += fmt::format("#{} {}: ", message.routing.target, senderLabel(message));
+      break;
+    case wire::DeliveryKind::kAnycast:
+      line += fmt::format("ask {} {}: ", message.routing.target, senderLabel(message));
+      break;
+  }
+  line += messageText(message);
+  for (const auto& m : message.mentions)
+    line += " @" + m;
+  return line;
+}
+
+}  // namespace shoal::cli
