@@ -75,7 +75,11 @@ Status Endpoint::start() {
 
   SHOAL_ASSIGN_OR_RETURN(std::string bucket,
                          wire::bucketName(wire::Bucket::kPresence, options_.space));
-  auto kv = transport::KeyValue::openBucket(*js_, bucket);
+  transport::JetStreamOptions presenceJs;
+  presenceJs.defaultTimeout = std::max(options_.heartbeat, std::chrono::milliseconds(500));
+  SHOAL_ASSIGN_OR_RETURN(auto pjs, transport::JetStream::create(*conn_, presenceJs));
+  presenceJs_.emplace(std::move(pjs));
+  auto kv = transport::KeyValue::openBucket(*presenceJs_, bucket);
   if (!kv.isOk()) {
     if (kv.status().code() == StatusCode::kNotFound) {
       return notFound("space-not-provisioned",

@@ -229,6 +229,8 @@ class Endpoint {
   EventLoopThread presenceLoop_;
   std::unique_ptr<transport::Connection> conn_;
   std::optional<transport::JetStream> js_;
+  // Presence writes time out after one heartbeat: a write slower than that is already stale.
+  std::optional<transport::JetStream> presenceJs_;
   std::optional<transport::KeyValue> presenceKv_;
   std::unique_ptr<KvPresenceStore> store_;
   std::unique_ptr<PresencePublisher> publisher_;

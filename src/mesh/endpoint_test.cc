@@ -438,6 +438,28 @@ TEST_F(EndpointTest, UnverifiableTargetsAreRefusedUnsent) {
   EXPECT_TRUE(alice->sendDirect(t1->id(), "by id").isOk());
 }
 
+// Presence writes failing for a full TTL raise presence-write-stuck, which marks the
+// endpoint's own roster view last-known.
+TEST_F(EndpointTest, WriteStuckMarksRosterLastKnown) {
+  auto o = optionsFor(principal(kOwnerA, "alice"), nullptr);
+  o.heartbeat = milliseconds(300);
+  o.ttl = milliseconds(1200);
+  Endpoint* alice = open(o);
+  ASSERT_NE(alice, nullptr);
+  ASSERT_TRUE(alice->waitForRoster(milliseconds(5000)).isOk());
+  EXPECT_TRUE(alice->roster().view.writeStuck.isOk());
+  ASSERT_TRUE(server_->kill9().isOk());
+  ASSERT_TRUE(eventually(
+      [&] { return alice->roster().view.writeStuck.reason() == kReasonPresenceWriteStuck; },
+      milliseconds(15000)));
+  EXPECT_TRUE(alice->roster().view.lastKnown);
+  EXPECT_TRUE(warned(std::string(kReasonPresenceWriteRefused)));
+  // Back: the next successful write clears it.
+  ASSERT_TRUE(server_->restart().isOk());
+  ASSERT_TRUE(eventually([&] { return alice->roster().view.writeStuck.isOk(); },
+                         milliseconds(15000)));
+}
+
 // An endpoint that cannot find its space says how to create it.
 TEST_F(EndpointTest, UnprovisionedSpaceNamesTheRemedy) {
   auto o = optionsFor(principal(kOwnerA, "alice"), nullptr);

@@ -1,4 +1,5 @@
 // Presence against a real nats-server: publishers and an observer, each on its own strand.
+#include <atomic>
 #include <future>
 #include <optional>
 #include <string>
@@ -179,6 +180,62 @@ TEST_F(PresenceIntegrationTest, StoppedHeartbeatsGoOfflineWithinWindow) {
   EXPECT_LT(took, milliseconds(6000 + 2000 + 2000 + 1000));  // ttl + heartbeat + sweep + slack
   EXPECT_TRUE(rowOf("bob")->online());
   EXPECT_TRUE(onLoop(observerLoop_, [&] { return view_->info().fresh; }));
+}
+
+// A watch source whose deliveries can be cut off, as when the observer's own watch stalls
+// (its process frozen, its subscription starved) while the peers keep writing.
+class FreezableSource final : public PresenceWatchSource {
+ public:
+  explicit FreezableSource(PresenceWatchSource& inner) : inner_(inner) {}
+  void bind(Deliver deliver) override {
+    inner_.bind([this, deliver = std::move(deliver)](PresenceWatchEvent e) {
+      if (!frozen_.load()) deliver(std::move(e));
+    });
+  }
+  void stop() override { inner_.stop(); }
+  void freeze(bool frozen) { frozen_.store(frozen); }
+
+ private:
+  PresenceWatchSource& inner_;
+  std::atomic<bool> frozen_{false};
+};
+
+// An observer whose own watch is frozen reports `stale` (then retries its rebind) and keeps
+// every peer last-known online: no mass death. Thawed, it becomes current again.
+TEST_F(PresenceIntegrationTest, FrozenObserverReportsStaleNotMassDeath) {
+  publish("alice");
+  publish("bob");
+  FreezableSource freezable(*source_);
+  view_ = std::make_unique<RosterView>(observerLoop_, freezable);
+  view_->setWarningHandler([this](const Status& s) { warnings_.push(s); });
+  ASSERT_TRUE(onLoop(observerLoop_, [&] { return view_->start(); }).isOk());
+  ASSERT_TRUE(eventually([&] { return rowOf("alice") && rowOf("bob"); }));
+
+  freezable.freeze(true);
+  auto silent = warnings_.popUntil([](const Status& s) { return s.reason() == kReasonWatchSilent; },
+                                   milliseconds(15000));
+  ASSERT_TRUE(silent.has_value());
+  RosterSnapshot frozen = onLoop(observerLoop_, [&] { return view_->snapshot(); });
+  EXPECT_FALSE(frozen.view.fresh);
+  EXPECT_TRUE(frozen.view.lastKnown);
+  ASSERT_EQ(frozen.rows.size(), 2u);
+  for (const auto& row : frozen.rows) EXPECT_TRUE(row.online()) << row.id;
+  // Lookups refuse with the view's condition rather than calling anyone unknown or offline.
+  auto lookup = onLoop(observerLoop_, [&] { return view_->find("alice"); });
+  ASSERT_FALSE(lookup.isOk());
+  EXPECT_EQ(lookup.status().code(), StatusCode::kUnavailable);
+
+  freezable.freeze(false);
+  ASSERT_TRUE(eventually([&] { return onLoop(observerLoop_, [&] { return view_->info().fresh; }); },
+                         milliseconds(15000)));
+  EXPECT_TRUE(rowOf("alice")->online());
+  EXPECT_TRUE(rowOf("bob")->online());
+  // `freezable` dies with this scope: no delivery may reach it afterwards.
+  onLoop(observerLoop_, [&] {
+    view_->stop();
+    return 0;
+  });
+  source_->stop();
 }
 
 }  // namespace
