@@ -346,6 +346,11 @@ void Endpoint::admitDurable(transport::JsMessage& message) {
 
 Result<JoinReport> Endpoint::join(std::string_view channel, const JoinOptions& options) {
   SHOAL_RETURN_IF_ERROR(wire::validateChannelPattern(channel));
+  if (!options_.onDelivery) {
+    return failedPrecondition("no-delivery-handler",
+                              "joining a channel needs an onDelivery handler to surface its posts");
+  }
+  if (closed_.load()) return failedPrecondition("endpoint-closed", "the endpoint is closed");
   JoinReport report;
   report.channel = std::string(channel);
   {

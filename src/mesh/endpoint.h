@@ -37,7 +37,8 @@
 // for long.
 // Lifetime: close() (or the destructor) leaves gracefully: pumps stop, channels are left, one
 // final `offline` presence record is written, the connection closes. No handler runs after
-// close() returns.
+// close() returns. close() must not be called from a delivery or roster handler (it joins the
+// threads those run on).
 #pragma once
 
 #include <atomic>
