@@ -36,6 +36,10 @@ void registerWatchCommands(CLI::App& app, CommandResult& result);
 // Interactive peer: join (join_command.cc).
 void registerJoinCommands(CLI::App& app, CommandResult& result);
 
+// The seat daemon and its registry: daemon run|status, seat add|list|show|rm
+// (daemon_commands.cc).
+void registerDaemonCommands(CLI::App& app, CommandResult& result);
+
 // Space planes: serve, probe (plane_commands.cc).
 void registerPlaneCommands(CLI::App& app, CommandResult& result);
 

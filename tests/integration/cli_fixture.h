@@ -6,6 +6,7 @@
 // Header-only and gtest-dependent: include it only from test sources.
 #pragma once
 
+#include <algorithm>
 #include <csignal>
 #include <deque>
 #include <memory>
@@ -75,7 +76,9 @@ class CliTest : public ::testing::Test {
     std::vector<std::string> argv = {SHOAL_BINARY};
     argv.insert(argv.end(), args.begin(), args.end());
     if (args[0] != "--version") {
-      argv.insert(argv.end(), {"--space", "itest"});  // every subcommand takes --space
+      // Every subcommand takes --space; it goes before a `--` that starts a runtime command.
+      auto end = std::find(argv.begin(), argv.end(), std::string("--"));
+      argv.insert(end, {"--space", "itest"});
     }
     SpawnOptions opts;
     opts.argv = argv;

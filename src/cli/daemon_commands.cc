@@ -1,0 +1,260 @@
+// `shoal daemon run|status` and `shoal seat add|list|show|rm`: the seat daemon and its registry.
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <boost/json.hpp>
+#include <fmt/format.h>
+
+#include "cli/command.h"
+#include "cli/mesh_target.h"
+#include "cli/output.h"
+#include "cli/signal_wait.h"
+#include "daemon/control_socket.h"
+#include "daemon/daemon_service.h"
+#include "supervisor/mesh_paths.h"
+
+namespace shoal::cli {
+namespace {
+
+namespace json = boost::json;
+
+struct DaemonArgs {
+  MeshTargetArgs target;
+  bool json = false;
+};
+
+struct SeatArgs {
+  MeshTargetArgs target;
+  std::string name;
+  std::string id;
+  std::string runtime = "exec";
+  std::vector<std::string> command;
+  std::string cwd;
+  std::string role;
+  std::vector<std::string> channels;
+  std::vector<std::string> env;
+  int64_t revision = 0;
+  bool json = false;
+};
+
+Result<std::string> socketFor(const MeshTargetArgs& target) {
+  return daemon::controlSocketPath(target.space);
+}
+
+// A seat named by id (`local.reviewer`) or by name (`Code Reviewer` → local.code_reviewer).
+std::string seatId(const std::string& idOrName) {
+  if (wire::parsePrincipal(idOrName).isOk()) return idOrName;
+  std::string actor = wire::actorFromName(idOrName);
+  for (char& c : actor)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return "local." + actor;
+}
+
+Result<json::value> ask(const MeshTargetArgs& target, const std::string& op, json::object args) {
+  SHOAL_ASSIGN_OR_RETURN(std::string path, socketFor(target));
+  daemon::ControlRequest request{op, json::serialize(args)};
+  SHOAL_ASSIGN_OR_RETURN(std::string result,
+                         daemon::controlRequest(path, request, target.timeout()));
+  boost::system::error_code ec;
+  json::value v = json::parse(result, ec);
+  if (ec) return internalError("bad-control-reply", "the daemon's result is not JSON");
+  return v;
+}
+
+std::string describeSeat(const json::object& snapshot) {
+  const json::object& p = snapshot.at("profile").as_object();
+  std::string line =
+      fmt::format("{:<20} {:<28} {}", std::string(p.at("name").as_string()),
+                  std::string(p.at("id").as_string()), std::string(p.at("runtime").as_string()));
+  if (const auto* role = p.if_contains("role")) {
+    line += " · role " + std::string(role->as_string());
+  }
+  const auto& channels = p.at("channels").as_array();
+  if (!channels.empty()) {
+    std::string list;
+    for (const auto& c : channels)
+      list += (list.empty() ? "#" : " #") + std::string(c.as_string());
+    line += " · " + list;
+  }
+  line += fmt::format(" · rev {}", snapshot.at("revision").as_int64());
+  return line;
+}
+
+int runDaemon(const DaemonArgs& args) {
+  const std::string what = "shoal daemon";
+  blockStopSignals();
+  auto target = resolveMeshTarget(args.target);
+  if (!target.isOk()) return printFailure(what, target.status());
+  daemon::DaemonOptions options;
+  options.space = target->space;
+  options.url = target->url;
+  auto service = daemon::DaemonService::start(options);
+  if (!service.isOk()) return printFailure(what, service.status());
+  printOk(fmt::format("daemon serving space {} on {} (control socket {})", target->space,
+                      target->url, (*service)->socketPath()));
+  printNote("seats are registered (`shoal seat add`); running their runtimes lands next");
+  std::fflush(stdout);
+  while (!waitForStopSignal(std::chrono::milliseconds(1000))) {
+  }
+  service->reset();
+  printOk("daemon stopped");
+  return 0;
+}
+
+int runDaemonStatus(const DaemonArgs& args) {
+  auto status = ask(args.target, "status", {});
+  if (!status.isOk()) return printFailure("shoal daemon status", status.status());
+  if (args.json) {
+    std::printf("%s\n", json::serialize(*status).c_str());
+    return 0;
+  }
+  const json::object& o = status->as_object();
+  printOk(fmt::format("daemon pid {} serving space {} on {}, {} seat(s)", o.at("pid").as_int64(),
+                      std::string(o.at("space").as_string()), std::string(o.at("url").as_string()),
+                      o.at("seats").to_number<int64_t>()));
+  return 0;
+}
+
+int runSeatAdd(const SeatArgs& args) {
+  const std::string what = "shoal seat add";
+  const std::string id = args.id.empty() ? seatId(args.name) : args.id;
+  std::string cwd = args.cwd;
+  if (cwd.empty()) {
+    auto paths = supervisor::MeshPaths::resolve(args.target.space);
+    if (!paths.isOk()) return printFailure(what, paths.status());
+    cwd = paths->dataDir + "/seats/" + id;
+  } else if (cwd.front() != '/') {
+    char* abs = ::realpath(cwd.c_str(), nullptr);
+    if (abs == nullptr) {
+      return printFailure(what, invalidArgument("bad-cwd", "no such directory: " + cwd));
+    }
+    cwd = abs;
+    std::free(abs);
+  }
+  json::object profile;
+  profile["name"] = args.name;
+  profile["id"] = id;
+  profile["runtime"] = args.runtime;
+  json::array command;
+  for (const auto& a : args.command)
+    command.push_back(json::value(a));
+  profile["command"] = std::move(command);
+  profile["cwd"] = cwd;
+  if (!args.role.empty()) profile["role"] = args.role;
+  json::array channels;
+  for (const auto& c : args.channels)
+    channels.push_back(json::value(c));
+  profile["channels"] = std::move(channels);
+  json::array env;
+  for (const auto& e : args.env)
+    env.push_back(json::value(e));
+  profile["env"] = std::move(env);
+  auto added = ask(args.target, "seat.add", std::move(profile));
+  if (!added.isOk()) return printFailure(what, added.status());
+  if (args.json) {
+    std::printf("%s\n", json::serialize(*added).c_str());
+    return 0;
+  }
+  printOk("added " + describeSeat(added->as_object()));
+  return 0;
+}
+
+int runSeatList(const SeatArgs& args) {
+  auto seats = ask(args.target, "seat.list", {});
+  if (!seats.isOk()) return printFailure("shoal seat list", seats.status());
+  if (args.json) {
+    std::printf("%s\n", json::serialize(*seats).c_str());
+    return 0;
+  }
+  if (seats->as_array().empty()) printOk("no seats (add one with `shoal seat add`)");
+  for (const auto& s : seats->as_array())
+    printDetail(describeSeat(s.as_object()));
+  return 0;
+}
+
+int runSeatShow(const SeatArgs& args) {
+  auto seat = ask(args.target, "seat.show", {{"id", seatId(args.name)}});
+  if (!seat.isOk()) return printFailure("shoal seat show", seat.status());
+  if (args.json) {
+    std::printf("%s\n", json::serialize(*seat).c_str());
+    return 0;
+  }
+  printOk(describeSeat(seat->as_object()));
+  const json::object& p = seat->at("profile").as_object();
+  std::string command;
+  for (const auto& a : p.at("command").as_array())
+    command += " " + std::string(a.as_string());
+  printDetail("command:" + (command.empty() ? std::string(" (runtime default)") : command));
+  printDetail("cwd: " + std::string(p.at("cwd").as_string()));
+  printDetail("lifecycle: " + std::string(p.at("lifecycleUid").as_string()));
+  return 0;
+}
+
+int runSeatRm(const SeatArgs& args) {
+  json::object request{{"id", seatId(args.name)}};
+  if (args.revision > 0) request["revision"] = args.revision;
+  auto removed = ask(args.target, "seat.rm", std::move(request));
+  if (!removed.isOk()) return printFailure("shoal seat rm", removed.status());
+  printOk("removed seat " + std::string(removed->at("removed").as_string()));
+  return 0;
+}
+
+}  // namespace
+
+void registerDaemonCommands(CLI::App& app, CommandResult& result) {
+  CLI::App* daemon = app.add_subcommand("daemon", "the seat daemon of this machine");
+  daemon->require_subcommand(1);
+  auto dargs = std::make_shared<DaemonArgs>();
+  CLI::App* run = daemon->add_subcommand("run", "run the daemon in the foreground (Ctrl-C stops)");
+  addMeshTargetOptions(run, dargs->target, "control replies");
+  run->callback([dargs, &result] { result.exitCode = runDaemon(*dargs); });
+  auto sargs = std::make_shared<DaemonArgs>();
+  CLI::App* status = daemon->add_subcommand("status", "is the daemon running, and with what");
+  addMeshTargetOptions(status, sargs->target, "the daemon's reply");
+  status->add_flag("--json", sargs->json, "machine-readable output");
+  status->callback([sargs, &result] { result.exitCode = runDaemonStatus(*sargs); });
+
+  CLI::App* seat = app.add_subcommand("seat", "the seats the daemon runs");
+  seat->require_subcommand(1);
+  auto add = std::make_shared<SeatArgs>();
+  CLI::App* a = seat->add_subcommand("add", "register a seat: a principal and its runtime");
+  a->add_option("name", add->name, "the seat's public name")->required();
+  a->add_option("command", add->command, "the runtime command (after --), e.g. -- ./agent.sh");
+  a->add_option("--runtime", add->runtime, "exec, claude, codex or opencode")
+      ->capture_default_str();
+  a->add_option("--id", add->id, "its principal id (default local.<name as a token>)");
+  a->add_option("--cwd", add->cwd, "its working directory (default: under the space's data dir)");
+  a->add_option("--role", add->role, "take anycast work for this role");
+  a->add_option("--channel", add->channels, "join this channel at start (repeatable)");
+  a->add_option("--env", add->env, "pass this environment variable through (repeatable)");
+  addMeshTargetOptions(a, add->target, "the daemon's reply");
+  a->add_flag("--json", add->json, "machine-readable output");
+  a->callback([add, &result] { result.exitCode = runSeatAdd(*add); });
+
+  auto list = std::make_shared<SeatArgs>();
+  CLI::App* l = seat->add_subcommand("list", "the registered seats");
+  addMeshTargetOptions(l, list->target, "the daemon's reply");
+  l->add_flag("--json", list->json, "machine-readable output");
+  l->callback([list, &result] { result.exitCode = runSeatList(*list); });
+
+  auto show = std::make_shared<SeatArgs>();
+  CLI::App* s = seat->add_subcommand("show", "one seat's profile and revision");
+  s->add_option("seat", show->name, "its id or name")->required();
+  addMeshTargetOptions(s, show->target, "the daemon's reply");
+  s->add_flag("--json", show->json, "machine-readable output");
+  s->callback([show, &result] { result.exitCode = runSeatShow(*show); });
+
+  auto rm = std::make_shared<SeatArgs>();
+  CLI::App* r = seat->add_subcommand("rm", "unregister a seat");
+  r->add_option("seat", rm->name, "its id or name")->required();
+  r->add_option("--revision", rm->revision, "only if the seat is still at this revision");
+  addMeshTargetOptions(r, rm->target, "the daemon's reply");
+  r->callback([rm, &result] { result.exitCode = runSeatRm(*rm); });
+}
+
+}  // namespace shoal::cli

@@ -1,0 +1,268 @@
+#include "daemon/control_socket.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include <boost/json.hpp>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "base/file_system.h"
+#include "base/log.h"
+#include "supervisor/mesh_paths.h"
+#include "wire/token.h"
+
+namespace shoal::daemon {
+namespace {
+
+namespace json = boost::json;
+
+Status errnoStatus(std::string_view op, const std::string& path) {
+  return statusFromErrno(errno, op, path);
+}
+
+Result<sockaddr_un> addressOf(const std::string& path) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.size() >= sizeof addr.sun_path) {
+    return invalidArgument("socket-path-too-long",
+                           "the control socket path is longer than a Unix socket allows: " + path);
+  }
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  return addr;
+}
+
+// Writes all of `data` (the peer may read slowly); false on failure.
+bool writeAll(int fd, std::string_view data) {
+  while (!data.empty()) {
+    ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+  return true;
+}
+
+// Reads up to a newline (exclusive) within `limit` bytes and `timeout`.
+Result<std::string> readLine(int fd, size_t limit, std::chrono::milliseconds timeout) {
+  std::string line;
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  char buf[4096];
+  while (true) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0)
+      return deadlineExceeded("control-timeout", "no complete message in time");
+    pollfd p{fd, POLLIN, 0};
+    int ready = ::poll(&p, 1, static_cast<int>(left.count()));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) continue;
+    ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return unavailable("control-read-failed", std::strerror(errno));
+    if (n == 0) {
+      if (line.empty()) return unavailable("control-closed", "the other side closed");
+      return line;  // a final line without its newline
+    }
+    std::string_view chunk(buf, static_cast<size_t>(n));
+    size_t nl = chunk.find('\n');
+    line.append(chunk.substr(0, nl));
+    if (line.size() > limit) {
+      return resourceExhausted("control-message-too-large",
+                               "a control message is at most " + std::to_string(limit) + " bytes");
+    }
+    if (nl != std::string_view::npos) return line;
+  }
+}
+
+std::string errorReply(const Status& s) {
+  json::object error{{"code", std::string(statusCodeName(s.code()))},
+                     {"reason", std::string(s.reason())},
+                     {"message", std::string(s.message())}};
+  return json::serialize(json::object{{"ok", false}, {"error", std::move(error)}}) + "\n";
+}
+
+StatusCode codeFromName(std::string_view name) {
+  for (int c = 1; c <= static_cast<int>(StatusCode::kCancelled); ++c) {
+    if (statusCodeName(static_cast<StatusCode>(c)) == name) return static_cast<StatusCode>(c);
+  }
+  return StatusCode::kInternal;
+}
+
+Result<ControlRequest> parseRequest(std::string_view line) {
+  boost::system::error_code ec;
+  json::value v = json::parse(line, ec);
+  if (ec || !v.is_object()) {
+    return invalidArgument("malformed-json", "a control request is one JSON object");
+  }
+  ControlRequest r;
+  for (const auto& [key, value] : v.as_object()) {
+    if (key == "op" && value.is_string()) {
+      r.op = std::string(value.as_string());
+    } else if (key == "args" && value.is_object()) {
+      r.argsJson = json::serialize(value);
+    } else {
+      return invalidArgument("bad-control-request",
+                             "a control request has a string `op` and an object `args`, "
+                             "nothing else (`" +
+                                 std::string(key) + "`)");
+    }
+  }
+  if (r.op.empty()) return invalidArgument("bad-control-request", "the request names no op");
+  return r;
+}
+
+}  // namespace
+
+Result<std::string> controlSocketPath(std::string_view space) {
+  SHOAL_RETURN_IF_ERROR(wire::validateSpace(space));
+  const char* runtimeDir = std::getenv("XDG_RUNTIME_DIR");
+  if (runtimeDir != nullptr && *runtimeDir == '/') {
+    return std::string(runtimeDir) + "/shoal/" + std::string(space) + ".sock";
+  }
+  SHOAL_ASSIGN_OR_RETURN(auto paths, supervisor::MeshPaths::resolve(space));
+  return paths.stateDir + "/run/" + paths.space + ".sock";
+}
+
+Result<std::unique_ptr<ControlServer>> ControlServer::start(std::string path,
+                                                            ControlHandler handler) {
+  SHOAL_ASSIGN_OR_RETURN(sockaddr_un addr, addressOf(path));
+  std::string dir = path.substr(0, path.rfind('/'));
+  SHOAL_RETURN_IF_ERROR(FileSystem::posix().createDirs(dir).status());
+  ::chmod(dir.c_str(), 0700);
+
+  // A live server answers a connect; a dead one's socket file refuses it and may be replaced.
+  if (FileSystem::posix().exists(path)) {
+    int probe = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    bool live =
+        probe >= 0 && ::connect(probe, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0;
+    if (probe >= 0) ::close(probe);
+    if (live) {
+      return failedPrecondition("daemon-running",
+                                "a daemon already serves " + path + " (see `shoal daemon status`)");
+    }
+    ::unlink(path.c_str());
+  }
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return errnoStatus("socket", path);
+  mode_t old = ::umask(0177);  // the socket is created 0600
+  int bound = ::bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr);
+  ::umask(old);
+  if (bound != 0 || ::listen(fd, 16) != 0) {
+    Status s = errnoStatus("bind", path);
+    ::close(fd);
+    return s;
+  }
+  return std::unique_ptr<ControlServer>(new ControlServer(std::move(path), fd, std::move(handler)));
+}
+
+ControlServer::ControlServer(std::string path, int fd, ControlHandler handler)
+    : path_(std::move(path)), fd_(fd), handler_(std::move(handler)) {
+  if (::pipe2(wakeFd_, O_CLOEXEC) != 0) {
+    wakeFd_[0] = wakeFd_[1] = -1;
+  }
+  thread_ = std::thread([this] { run(); });
+}
+
+ControlServer::~ControlServer() {
+  if (wakeFd_[1] >= 0) {
+    char x = 'x';
+    (void)!::write(wakeFd_[1], &x, 1);
+  }
+  if (thread_.joinable()) thread_.join();
+  ::close(fd_);
+  ::unlink(path_.c_str());
+  for (int w : wakeFd_)
+    if (w >= 0) ::close(w);
+}
+
+void ControlServer::run() {
+  while (true) {
+    pollfd fds[2] = {{fd_, POLLIN, 0}, {wakeFd_[0], POLLIN, 0}};
+    int ready = ::poll(fds, wakeFd_[0] >= 0 ? 2 : 1, 500);
+    if (ready < 0 && errno != EINTR) return;
+    if (wakeFd_[0] >= 0 && (fds[1].revents & POLLIN) != 0) return;
+    if (ready <= 0 || (fds[0].revents & POLLIN) == 0) continue;
+    int client = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (client < 0) continue;
+    serveOne(client);
+    ::close(client);
+  }
+}
+
+void ControlServer::serveOne(int client) {
+  ucred cred{};
+  socklen_t len = sizeof cred;
+  if (::getsockopt(client, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.uid != ::getuid()) {
+    log::warn("daemon: refused a control connection from uid {}", cred.uid);
+    return;
+  }
+  auto line = readLine(client, kMaxControlRequestBytes, std::chrono::seconds(5));
+  std::string reply;
+  if (!line.isOk()) {
+    reply = errorReply(line.status());
+  } else if (auto request = parseRequest(*line); !request.isOk()) {
+    reply = errorReply(request.status());
+  } else {
+    auto result = handler_(*request);
+    if (result.isOk()) {
+      reply = R"({"ok":true,"result":)" + *result + "}\n";
+    } else {
+      reply = errorReply(result.status());
+    }
+  }
+  served_.fetch_add(1);
+  (void)writeAll(client, reply);
+}
+
+Result<std::string> controlRequest(const std::string& path, const ControlRequest& request,
+                                   std::chrono::milliseconds timeout) {
+  SHOAL_ASSIGN_OR_RETURN(sockaddr_un addr, addressOf(path));
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return errnoStatus("socket", path);
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    return unavailable("daemon-not-running",
+                       "no daemon answers on " + path + "; start it with `shoal daemon run`");
+  }
+  boost::system::error_code ec;
+  json::value args = json::parse(request.argsJson, ec);
+  if (ec || !args.is_object()) {
+    ::close(fd);
+    return invalidArgument("bad-control-request", "args must be a JSON object");
+  }
+  std::string line =
+      json::serialize(json::object{{"op", request.op}, {"args", std::move(args)}}) + "\n";
+  if (!writeAll(fd, line)) {
+    ::close(fd);
+    return unavailable("control-write-failed", "the daemon closed the control connection");
+  }
+  auto reply = readLine(fd, 64 * kMaxControlRequestBytes, timeout);
+  ::close(fd);
+  if (!reply.isOk()) return reply.status();
+  json::value v = json::parse(*reply, ec);
+  if (ec || !v.is_object() || !v.as_object().contains("ok")) {
+    return internalError("bad-control-reply", "the daemon's reply is not a control reply");
+  }
+  const json::object& o = v.as_object();
+  if (o.at("ok").is_bool() && o.at("ok").as_bool()) {
+    const json::value* result = o.if_contains("result");
+    return result != nullptr ? json::serialize(*result) : std::string("null");
+  }
+  const json::value* error = o.if_contains("error");
+  if (error == nullptr || !error->is_object()) {
+    return internalError("bad-control-reply", "the daemon's error reply names no error");
+  }
+  auto text = [&](std::string_view key) -> std::string {
+    const json::value* f = error->as_object().if_contains(key);
+    return f != nullptr && f->is_string() ? std::string(f->as_string()) : std::string();
+  };
+  return Status(codeFromName(text("code")), text("reason"), text("message"));
+}
+
+}  // namespace shoal::daemon

@@ -1,0 +1,78 @@
+// The daemon's local control socket: a Unix stream socket the CLI talks to (issue 5).
+//
+// Where: `$XDG_RUNTIME_DIR/shoal/<space>.sock` when XDG_RUNTIME_DIR is set, else
+// `<state dir>/run/<space>.sock`; the directory is created 0700 and the socket made 0600, so
+// only the owner can connect (and the server re-checks the peer's uid with SO_PEERCRED).
+//
+// Protocol: one request per connection. The client writes one JSON object and a newline
+// (at most kMaxControlRequestBytes); the server answers one JSON object and a newline, then
+// closes:
+//   request   {"op":"seat.list","args":{…}}
+//   reply     {"ok":true,"result":…}  |  {"ok":false,"error":{"code","reason","message"}}
+// A request that is too large, not JSON, or from another uid gets an error reply (or, for
+// another uid, a close) and changes nothing.
+//
+// ControlServer: binds the path (refusing, with `daemon-running`, when a live server already
+// answers there; removing a stale socket file left by a dead one), then serves connections
+// one at a time on its own thread, handing each parsed request to the handler.
+// controlRequest: the client side, with a timeout.
+//
+// Thread safety: the handler runs on the server's thread, one request at a time.
+// Lifetime: the destructor stops the thread, closes the socket and unlinks the path.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <thread>
+
+#include "base/result.h"
+#include "base/status.h"
+
+namespace shoal::daemon {
+
+inline constexpr size_t kMaxControlRequestBytes = 1024 * 1024;
+
+// The socket path for `space` (see above). Creates nothing.
+Result<std::string> controlSocketPath(std::string_view space);
+
+struct ControlRequest {
+  std::string op;
+  std::string argsJson = "{}";  // the compact JSON of `args` (an object)
+};
+
+// The handler answers with a result (compact JSON text) or a Status (sent as the error).
+using ControlHandler = std::function<Result<std::string>(const ControlRequest&)>;
+
+class ControlServer {
+ public:
+  static Result<std::unique_ptr<ControlServer>> start(std::string path, ControlHandler handler);
+  ~ControlServer();
+  ControlServer(const ControlServer&) = delete;
+  ControlServer& operator=(const ControlServer&) = delete;
+
+  const std::string& path() const { return path_; }
+  uint64_t served() const { return served_.load(); }
+
+ private:
+  ControlServer(std::string path, int fd, ControlHandler handler);
+  void run();
+  void serveOne(int client);
+
+  const std::string path_;
+  int fd_;
+  int wakeFd_[2] = {-1, -1};  // a pipe that ends the accept loop
+  ControlHandler handler_;
+  std::atomic<uint64_t> served_{0};
+  std::thread thread_;
+};
+
+// Sends one request and returns the result JSON text, or the server's error as a Status.
+// No server: kUnavailable `daemon-not-running`, naming `shoal daemon`.
+Result<std::string> controlRequest(const std::string& path, const ControlRequest& request,
+                                   std::chrono::milliseconds timeout);
+
+}  // namespace shoal::daemon

@@ -1,0 +1,126 @@
+// The daemon's control socket and seat registry against a real nats-server.
+#include "daemon/daemon_service.h"
+
+#include <boost/json.hpp>
+#include <sys/stat.h>
+
+#include "testing/nats_fixture.h"
+#include "testing/temp_dir.h"
+
+#include <gtest/gtest.h>
+
+namespace shoal::daemon {
+namespace {
+
+namespace json = boost::json;
+
+class DaemonServiceTest : public shoal::testing::NatsServerTest {
+ protected:
+  void SetUp() override {
+    NatsServerTest::SetUp();
+    if (HasFatalFailure()) return;
+    auto dir = shoal::testing::TempDir::create("daemon");
+    ASSERT_TRUE(dir.isOk());
+    dir_.emplace(std::move(dir).value());
+    DaemonOptions options;
+    options.space = "main";
+    options.url = server_->url();
+    options.socketPath = dir_->join("run/main.sock");
+    auto service = DaemonService::start(options);
+    ASSERT_TRUE(service.isOk()) << service.status().toString();
+    service_ = std::move(service).value();
+  }
+
+  void TearDown() override { service_.reset(); }
+
+  Result<json::value> call(const std::string& op, const std::string& args = "{}") {
+    SHOAL_ASSIGN_OR_RETURN(
+        std::string out,
+        controlRequest(service_->socketPath(), ControlRequest{op, args}, std::chrono::seconds(5)));
+    return json::parse(out);
+  }
+
+  std::optional<shoal::testing::TempDir> dir_;
+  std::unique_ptr<DaemonService> service_;
+};
+
+TEST_F(DaemonServiceTest, SocketIsOwnerOnly) {
+  struct stat st {};
+  ASSERT_EQ(::stat(service_->socketPath().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  std::string dir = service_->socketPath().substr(0, service_->socketPath().rfind('/'));
+  ASSERT_EQ(::stat(dir.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+}
+
+TEST_F(DaemonServiceTest, AddListShowRemove) {
+  auto added = call("seat.add", R"({"name":"Reviewer","id":"local.reviewer","runtime":"exec",)"
+                                R"("command":["/bin/cat"],"cwd":"/tmp/reviewer","role":"reviewer",)"
+                                R"("channels":["team.backend"],"env":[]})");
+  ASSERT_TRUE(added.isOk()) << added.status().toString();
+  const json::object& snap = added->as_object();
+  EXPECT_GT(snap.at("revision").as_int64(), 0);
+  EXPECT_EQ(snap.at("profile").at("id").as_string(), "local.reviewer");
+  EXPECT_EQ(snap.at("profile").at("lifecycleUid").as_string().size(), 26u);
+
+  auto again = call("seat.add", R"({"name":"Reviewer","id":"local.reviewer","runtime":"exec",)"
+                                R"("command":["/bin/cat"],"cwd":"/tmp/r","channels":[],"env":[]})");
+  EXPECT_EQ(again.status().reason(), "seat-exists");
+
+  auto list = call("seat.list");
+  ASSERT_TRUE(list.isOk());
+  ASSERT_EQ(list->as_array().size(), 1u);
+  auto shown = call("seat.show", R"({"id":"local.reviewer"})");
+  ASSERT_TRUE(shown.isOk());
+  EXPECT_EQ(shown->at("revision"), snap.at("revision"));
+
+  // Removing at a revision it is no longer at is refused; at the right one it works.
+  int64_t rev = snap.at("revision").as_int64();
+  EXPECT_EQ(
+      call("seat.rm", R"({"id":"local.reviewer","revision":)" + std::to_string(rev + 99) + "}")
+          .status()
+          .reason(),
+      "stale-revision");
+  ASSERT_TRUE(call("seat.rm", R"({"id":"local.reviewer"})").isOk());
+  EXPECT_EQ(call("seat.show", R"({"id":"local.reviewer"})").status().reason(), "unknown-seat");
+  auto status = call("status");
+  ASSERT_TRUE(status.isOk());
+  EXPECT_EQ(status->at("seats").to_number<int64_t>(), 0);
+}
+
+TEST_F(DaemonServiceTest, BadRequestsAreNamedErrors) {
+  EXPECT_EQ(call("frobnicate").status().reason(), "unknown-op");
+  EXPECT_EQ(call("seat.list", R"({"x":1})").status().reason(), "unknown-argument");
+  EXPECT_EQ(call("seat.add", R"({"name":"x","lifecycleUid":"abc"})").status().reason(),
+            "unknown-argument");
+  EXPECT_EQ(call("seat.add", R"({"name":"x","id":"local.x","runtime":"exec","cwd":"/t",)"
+                             R"("channels":[],"env":[],"colour":"red"})")
+                .status()
+                .reason(),
+            "bad-seat-profile");
+  EXPECT_EQ(call("seat.show", "{}").status().reason(), "missing-id");
+}
+
+TEST_F(DaemonServiceTest, SecondDaemonOnTheSocketIsRefused) {
+  DaemonOptions options;
+  options.space = "main";
+  options.url = server_->url();
+  options.socketPath = service_->socketPath();
+  auto second = DaemonService::start(options);
+  ASSERT_FALSE(second.isOk());
+  EXPECT_EQ(second.status().reason(), "daemon-running");
+  // The first one still answers.
+  EXPECT_TRUE(call("status").isOk());
+}
+
+TEST_F(DaemonServiceTest, NoDaemonNamesTheRemedy) {
+  std::string path = service_->socketPath();
+  service_.reset();
+  auto r = controlRequest(path, ControlRequest{"status", "{}"}, std::chrono::seconds(1));
+  ASSERT_FALSE(r.isOk());
+  EXPECT_EQ(r.status().reason(), "daemon-not-running");
+  EXPECT_NE(r.status().message().find("shoal daemon"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace shoal::daemon

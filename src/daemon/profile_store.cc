@@ -1,0 +1,115 @@
+#include "daemon/profile_store.h"
+
+#include <algorithm>
+
+#include "wire/token.h"
+
+namespace shoal::daemon {
+namespace {
+
+std::string keyOf(const wire::Principal& p) {
+  return p.dotForm();
+}
+
+Status mapWriteError(const Status& s, const std::string& key, uint64_t expected) {
+  if (s.code() == StatusCode::kAborted) {
+    return aborted("stale-revision",
+                   "seat " + key + " is no longer at revision " + std::to_string(expected) +
+                       " (it changed, or was removed and added again); re-read it and retry");
+  }
+  if (s.code() == StatusCode::kAlreadyExists) {
+    return alreadyExists("seat-exists", "a seat " + key + " already exists");
+  }
+  return s.withContext("writing seat " + key);
+}
+
+}  // namespace
+
+Result<ProfileStore> ProfileStore::open(transport::JetStream& js, std::string_view space) {
+  SHOAL_RETURN_IF_ERROR(wire::validateSpace(space));
+  transport::KvConfig config;
+  config.bucket = std::string(kSeatBucketPrefix) + std::string(space);
+  config.description = "Shoal seat profiles";
+  config.history = kSeatBucketHistory;
+  config.maxValueSize = static_cast<int32_t>(kMaxProfileBytes);
+  SHOAL_ASSIGN_OR_RETURN(auto kv, transport::KeyValue::createBucket(js, config));
+  return ProfileStore(std::move(kv));
+}
+
+Result<ProfileSnapshot> ProfileStore::snapshotOf(const std::string& bytes, uint64_t revision,
+                                                 const std::string& key) {
+  auto profile = decodeSeatProfile(bytes);
+  if (!profile.isOk()) {
+    return dataLoss("bad-stored-profile", "the stored profile of seat " + key +
+                                              " does not decode: " + profile.status().toString());
+  }
+  if (keyOf(profile->principal) != key) {
+    return dataLoss("bad-stored-profile", "the profile stored under seat " + key +
+                                              " names another seat, " +
+                                              profile->principal.dotForm());
+  }
+  return ProfileSnapshot{std::move(profile).value(), revision};
+}
+
+Result<ProfileSnapshot> ProfileStore::create(const SeatProfile& profile) {
+  SHOAL_ASSIGN_OR_RETURN(std::string bytes, encodeSeatProfile(profile));
+  const std::string key = keyOf(profile.principal);
+  auto rev = kv_.create(key, bytes);
+  if (!rev.isOk()) return mapWriteError(rev.status(), key, 0);
+  return snapshotOf(bytes, *rev, key);
+}
+
+Result<ProfileSnapshot> ProfileStore::update(const SeatProfile& profile,
+                                             uint64_t expectedRevision) {
+  SHOAL_ASSIGN_OR_RETURN(std::string bytes, encodeSeatProfile(profile));
+  const std::string key = keyOf(profile.principal);
+  if (expectedRevision == 0) {
+    return invalidArgument("no-revision", "an update names the revision it was read at");
+  }
+  auto rev = kv_.update(key, bytes, expectedRevision);
+  if (!rev.isOk()) return mapWriteError(rev.status(), key, expectedRevision);
+  return snapshotOf(bytes, *rev, key);
+}
+
+Status ProfileStore::remove(const wire::Principal& seat, uint64_t expectedRevision) {
+  const std::string key = keyOf(seat);
+  if (expectedRevision == 0) {
+    return invalidArgument("no-revision", "a removal names the revision it was read at");
+  }
+  Status removed = kv_.remove(key, expectedRevision);
+  if (!removed.isOk()) return mapWriteError(removed, key, expectedRevision);
+  return Status::ok();
+}
+
+Result<ProfileSnapshot> ProfileStore::get(const wire::Principal& seat) {
+  const std::string key = keyOf(seat);
+  auto entry = kv_.get(key);
+  if (!entry.isOk()) {
+    if (entry.status().code() == StatusCode::kNotFound) {
+      return notFound("unknown-seat", "no seat " + key + " (see `shoal seat list`)");
+    }
+    return entry.status().withContext("reading seat " + key);
+  }
+  return snapshotOf(entry->value, entry->revision, key);
+}
+
+Result<std::vector<ProfileSnapshot>> ProfileStore::list() {
+  SHOAL_ASSIGN_OR_RETURN(auto keys, kv_.keys());
+  std::sort(keys.begin(), keys.end());
+  std::vector<ProfileSnapshot> out;
+  for (const auto& key : keys) {
+    auto principal = wire::parsePrincipal(key);
+    if (!principal.isOk()) {
+      return dataLoss("bad-stored-profile", "the seat bucket holds a foreign key " + key);
+    }
+    auto snapshot = get(*principal);
+    if (!snapshot.isOk()) {
+      if (snapshot.status().code() == StatusCode::kNotFound) continue;  // removed meanwhile
+      return snapshot.status();
+    }
+    out.push_back(std::move(snapshot).value());
+  }
+  return out;
+}
+
+}  // namespace shoal::daemon

@@ -1,0 +1,60 @@
+// ProfileStore: the seat profiles of a space, in the KV bucket `shoal_seats_<space>` (one key
+// per seat: its principal id `<owner>.<actor>`).
+//
+// Every write is compare-and-set on the key's KV revision and returns the exact committed
+// snapshot: the profile as stored (decoded back from the bytes written) and the new revision.
+// A KV revision is the bucket stream's sequence, so it only ever grows: a writer holding an
+// old revision is refused even if the seat was removed and re-added in between (no ABA).
+//   create(p)             only if no seat has that id             → kAlreadyExists `seat-exists`
+//   update(p, rev)        only if the seat is still at rev        → kAborted `stale-revision`
+//   remove(id, rev)       only if the seat is still at rev        → kAborted `stale-revision`
+//   get(id) / list()      a missing seat is kNotFound `unknown-seat`
+// A stored value that no longer decodes, or whose id is not its key, is reported (kDataLoss
+// `bad-stored-profile`, naming the key), never silently skipped or rewritten.
+//
+// Thread safety: every method may be called from any thread.
+// Lifetime: must not outlive the JetStream / Connection it was opened on.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.h"
+#include "daemon/seat_profile.h"
+#include "transport/jetstream.h"
+#include "transport/kv.h"
+
+namespace shoal::daemon {
+
+inline constexpr std::string_view kSeatBucketPrefix = "shoal_seats_";
+inline constexpr int kSeatBucketHistory = 8;
+
+struct ProfileSnapshot {
+  SeatProfile profile;
+  uint64_t revision = 0;
+};
+
+class ProfileStore {
+ public:
+  // Binds to the space's seat bucket, creating it when absent (it is this machine-independent
+  // daemon state, not a Cotal resource).
+  static Result<ProfileStore> open(transport::JetStream& js, std::string_view space);
+
+  Result<ProfileSnapshot> create(const SeatProfile& profile);
+  Result<ProfileSnapshot> update(const SeatProfile& profile, uint64_t expectedRevision);
+  Status remove(const wire::Principal& seat, uint64_t expectedRevision);
+  Result<ProfileSnapshot> get(const wire::Principal& seat);
+  // Every seat, sorted by id.
+  Result<std::vector<ProfileSnapshot>> list();
+
+ private:
+  explicit ProfileStore(transport::KeyValue kv) : kv_(std::move(kv)) {}
+  Result<ProfileSnapshot> snapshotOf(const std::string& bytes, uint64_t revision,
+                                     const std::string& key);
+
+  transport::KeyValue kv_;
+};
+
+}  // namespace shoal::daemon

@@ -1,0 +1,100 @@
+// ProfileStore against a real nats-server: CAS writes, exact snapshots, no ABA.
+#include "daemon/profile_store.h"
+
+#include "testing/nats_fixture.h"
+
+#include <gtest/gtest.h>
+
+namespace shoal::daemon {
+namespace {
+
+class ProfileStoreTest : public shoal::testing::JetStreamServerTest {
+ protected:
+  void SetUp() override {
+    JetStreamServerTest::SetUp();
+    if (HasFatalFailure()) return;
+    auto store = ProfileStore::open(*js_, "main");
+    ASSERT_TRUE(store.isOk()) << store.status().toString();
+    store_.emplace(std::move(store).value());
+  }
+
+  static SeatProfile seat(const std::string& actor) {
+    SeatProfile p;
+    p.name = actor;
+    p.principal = wire::Principal{"local", actor};
+    p.command = {"/bin/cat"};
+    p.cwd = "/tmp/" + actor;
+    p.lifecycleUid = "abcdefghijklmnopqrstuvwxyz";
+    return p;
+  }
+
+  std::optional<ProfileStore> store_;
+};
+
+TEST_F(ProfileStoreTest, CreateReturnsTheCommittedSnapshot) {
+  auto created = store_->create(seat("alice"));
+  ASSERT_TRUE(created.isOk()) << created.status().toString();
+  EXPECT_EQ(created->profile, seat("alice"));
+  EXPECT_GT(created->revision, 0u);
+  auto read = store_->get(seat("alice").principal);
+  ASSERT_TRUE(read.isOk());
+  EXPECT_EQ(read->revision, created->revision);
+  EXPECT_EQ(read->profile, created->profile);
+  EXPECT_EQ(store_->create(seat("alice")).status().reason(), "seat-exists");
+}
+
+TEST_F(ProfileStoreTest, StaleRevisionIsRefused) {
+  auto v1 = store_->create(seat("alice"));
+  ASSERT_TRUE(v1.isOk());
+  SeatProfile changed = seat("alice");
+  changed.role = "reviewer";
+  auto v2 = store_->update(changed, v1->revision);
+  ASSERT_TRUE(v2.isOk()) << v2.status().toString();
+  EXPECT_GT(v2->revision, v1->revision);
+  EXPECT_EQ(v2->profile.role, "reviewer");
+
+  SeatProfile other = seat("alice");
+  other.channels = {"ops"};
+  auto stale = store_->update(other, v1->revision);
+  ASSERT_FALSE(stale.isOk());
+  EXPECT_EQ(stale.status().reason(), "stale-revision");
+  EXPECT_EQ(store_->get(seat("alice").principal)->profile.role, "reviewer");
+  EXPECT_EQ(store_->remove(seat("alice").principal, v1->revision).reason(), "stale-revision");
+}
+
+// Removed and added again: a writer still holding the first incarnation's revision is refused.
+TEST_F(ProfileStoreTest, RemoveThenRecreateIsNotABA) {
+  auto first = store_->create(seat("bob"));
+  ASSERT_TRUE(first.isOk());
+  ASSERT_TRUE(store_->remove(seat("bob").principal, first->revision).isOk());
+  EXPECT_EQ(store_->get(seat("bob").principal).status().reason(), "unknown-seat");
+  auto second = store_->create(seat("bob"));
+  ASSERT_TRUE(second.isOk()) << second.status().toString();
+  EXPECT_GT(second->revision, first->revision);
+  EXPECT_EQ(store_->update(seat("bob"), first->revision).status().reason(), "stale-revision");
+}
+
+TEST_F(ProfileStoreTest, ListIsSortedAndReportsDamage) {
+  ASSERT_TRUE(store_->create(seat("carol")).isOk());
+  ASSERT_TRUE(store_->create(seat("alice")).isOk());
+  auto all = store_->list();
+  ASSERT_TRUE(all.isOk());
+  ASSERT_EQ(all->size(), 2u);
+  EXPECT_EQ((*all)[0].profile.name, "alice");
+  EXPECT_EQ((*all)[1].profile.name, "carol");
+
+  // A value written behind the store's back that does not decode is reported, not skipped.
+  auto kv = transport::KeyValue::openBucket(*js_, "shoal_seats_main");
+  ASSERT_TRUE(kv.isOk());
+  ASSERT_TRUE(kv->put("local.dave", "{not json").isOk());
+  auto damaged = store_->list();
+  ASSERT_FALSE(damaged.isOk());
+  EXPECT_EQ(damaged.status().reason(), "bad-stored-profile");
+  EXPECT_NE(damaged.status().message().find("local.dave"), std::string::npos);
+  // A profile stored under another seat's key is damage too.
+  ASSERT_TRUE(kv->put("local.dave", *encodeSeatProfile(seat("alice"))).isOk());
+  EXPECT_EQ(store_->get(wire::Principal{"local", "dave"}).status().reason(), "bad-stored-profile");
+}
+
+}  // namespace
+}  // namespace shoal::daemon

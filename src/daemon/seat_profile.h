@@ -1,0 +1,66 @@
+// SeatProfile: what one seat is — a principal on the mesh plus the runtime that speaks for it —
+// and its JSON form in the seat-profile bucket (issue 5; DESIGN.md §4 `daemon/`).
+//
+// JSON (one compact object, every key known; an unknown key is refused, so a typo never
+// silently becomes a default):
+//   {"name":"Reviewer 1",            the seat's public display name (1–128 chars, no controls)
+//    "id":"local.reviewer_1",        its principal dot-form
+//    "runtime":"exec"|"claude"|"codex"|"opencode",
+//    "command":["./agent","--x"],    argv; required for exec, optional (a default) otherwise
+//    "cwd":"/abs/path",              absolute working directory (the journal lives there)
+//    "role":"reviewer",              optional; the seat takes anycast work for it
+//    "channels":["team.backend"],    concrete channels joined at start
+//    "env":["ANTHROPIC_API_KEY"],    names of environment variables passed to the runtime
+//    "lifecycleUid":"…"}             [a-z0-9]{26,32}, minted once when the seat is added
+//
+// Thread safety: value types and pure functions.
+// Lifetime: owns its strings.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.h"
+#include "base/status.h"
+#include "wire/principal.h"
+
+namespace shoal::daemon {
+
+enum class RuntimeKind { kExec, kClaude, kCodex, kOpenCode };
+
+std::string_view runtimeKindName(RuntimeKind kind);  // "exec" | "claude" | "codex" | "opencode"
+std::optional<RuntimeKind> parseRuntimeKind(std::string_view name);
+
+// Bounds that keep one profile a small KV value.
+inline constexpr size_t kMaxCommandArgs = 64;
+inline constexpr size_t kMaxSeatChannels = 64;
+inline constexpr size_t kMaxEnvNames = 64;
+inline constexpr size_t kMaxProfileBytes = 64 * 1024;
+
+struct SeatProfile {
+  std::string name;
+  wire::Principal principal;
+  RuntimeKind runtime = RuntimeKind::kExec;
+  std::vector<std::string> command;
+  std::string cwd;
+  std::optional<std::string> role;
+  std::vector<std::string> channels;
+  std::vector<std::string> env;
+  std::string lifecycleUid;
+
+  bool operator==(const SeatProfile&) const = default;
+};
+
+// Every rule above; reasons: bad-seat-name, the principal's wire reasons, missing-command,
+// too-many-args, bad-cwd, bad-role, bad-channel, bad-env-name, too-many-*, bad-lifecycle-uid.
+Status validateSeatProfile(const SeatProfile& profile);
+
+// validateSeatProfile, then compact JSON.
+Result<std::string> encodeSeatProfile(const SeatProfile& profile);
+// Reasons: malformed-json, bad-seat-profile (not an object, unknown key, wrong type, too
+// large), then validateSeatProfile's.
+Result<SeatProfile> decodeSeatProfile(std::string_view json);
+
+}  // namespace shoal::daemon

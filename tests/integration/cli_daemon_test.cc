@@ -1,0 +1,70 @@
+// `shoal daemon run|status` and `shoal seat add|list|show|rm` through the real binary.
+#include <string>
+#include <vector>
+
+#include <boost/json.hpp>
+
+#include "cli_fixture.h"
+
+#include <gtest/gtest.h>
+
+namespace shoal {
+namespace {
+
+namespace json = boost::json;
+
+class CliDaemonTest : public CliTest {};
+
+TEST_F(CliDaemonTest, SeatRegistryThroughTheDaemon) {
+  ASSERT_EQ(up().code, 0);
+  CliRun none = shoal({"seat", "list"});
+  EXPECT_EQ(none.code, 1);
+  EXPECT_NE(none.err.find("shoal daemon run"), std::string::npos) << none.err;
+
+  Background* daemon = spawnShoal({"daemon", "run"});
+  ASSERT_NE(daemon, nullptr);
+  ASSERT_TRUE(outputShows(*daemon, "✓ daemon serving space itest")) << daemon->output();
+
+  CliRun added = shoal({"seat", "add", "Code Reviewer", "--role", "reviewer", "--channel",
+                        "team.backend", "--json", "--", "/bin/cat", "-u"});
+  ASSERT_EQ(added.code, 0) << added.err;
+  json::object snap = json::parse(added.out).as_object();
+  EXPECT_EQ(snap.at("profile").at("id").as_string(), "local.code_reviewer");
+  EXPECT_EQ(snap.at("profile").at("command").as_array().size(), 2u);
+  std::string cwd(snap.at("profile").at("cwd").as_string());
+  EXPECT_EQ(cwd.substr(cwd.size() - 26), "/seats/local.code_reviewer");
+
+  CliRun dup = shoal({"seat", "add", "Code Reviewer", "--", "/bin/cat"});
+  EXPECT_EQ(dup.code, 1);
+  EXPECT_NE(dup.err.find("already exists"), std::string::npos) << dup.err;
+  CliRun bad = shoal({"seat", "add", "x", "--channel", "team.*", "--", "/bin/cat"});
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_NE(bad.err.find("concrete channel"), std::string::npos) << bad.err;
+
+  CliRun list = shoal({"seat", "list", "--json"});
+  ASSERT_EQ(list.code, 0) << list.err;
+  EXPECT_EQ(json::parse(list.out).as_array().size(), 1u);
+  CliRun shown = shoal({"seat", "show", "Code Reviewer"});
+  EXPECT_EQ(shown.code, 0) << shown.err;
+  EXPECT_NE(shown.out.find("command: /bin/cat -u"), std::string::npos) << shown.out;
+  CliRun status = shoal({"daemon", "status", "--json"});
+  ASSERT_EQ(status.code, 0) << status.err;
+  EXPECT_EQ(json::parse(status.out).at("seats").to_number<int64_t>(), 1);
+
+  int64_t rev = snap.at("revision").as_int64();
+  CliRun stale =
+      shoal({"seat", "rm", "local.code_reviewer", "--revision", std::to_string(rev + 50)});
+  EXPECT_EQ(stale.code, 1);
+  EXPECT_NE(stale.err.find("no longer at revision"), std::string::npos) << stale.err;
+  CliRun removed = shoal({"seat", "rm", "Code Reviewer"});
+  EXPECT_EQ(removed.code, 0) << removed.err;
+  EXPECT_EQ(json::parse(shoal({"seat", "list", "--json"}).out).as_array().size(), 0u);
+
+  // A second daemon for the same space is refused while the first runs.
+  CliRun second = shoal({"daemon", "run"});
+  EXPECT_EQ(second.code, 1);
+  EXPECT_NE(second.err.find("a daemon already serves"), std::string::npos) << second.err;
+}
+
+}  // namespace
+}  // namespace shoal
