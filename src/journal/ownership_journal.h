@@ -40,7 +40,7 @@
 #include "base/result.h"
 #include "journal/journal_state.h"
 #include "journal/limits.h"
-#include "journal/mutex.h"
+#include "base/mutex.h"
 #include "journal/transaction.h"
 
 namespace shoal::journal {
