@@ -1,0 +1,162 @@
+// ExecSeat against a real nats-server and manager plane: a DM to an exec seat reaches the
+// runtime's stdin exactly once (also across a seat restart), with a receipt; inflight owners of
+// a previous daemon end failed, never replayed.
+#include "daemon/exec_seat.h"
+
+#include <boost/json.hpp>
+
+#include "base/file_system.h"
+#include "planes/manager_plane.h"
+#include "planes/space_provisioner.h"
+#include "testing/eventually.h"
+#include "testing/nats_fixture.h"
+#include "testing/temp_dir.h"
+
+#include <gtest/gtest.h>
+
+namespace shoal::daemon {
+namespace {
+
+using shoal::testing::eventually;
+using std::chrono::milliseconds;
+
+size_t occurrences(const std::string& haystack, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = haystack.find(needle); at != std::string::npos;
+       at = haystack.find(needle, at + 1))
+    ++n;
+  return n;
+}
+
+class ExecSeatTest : public shoal::testing::JetStreamServerTest {
+ protected:
+  void SetUp() override {
+    JetStreamServerTest::SetUp();
+    if (HasFatalFailure()) return;
+    ASSERT_TRUE(planes::ensureSpace(*js_, "main").isOk());
+    auto options = optionsForServer();
+    options.sendAsap = true;
+    managerConn_ = connect(options);
+    ASSERT_NE(managerConn_, nullptr);
+    auto mjs = transport::JetStream::create(*managerConn_);
+    ASSERT_TRUE(mjs.isOk());
+    managerJs_.emplace(std::move(mjs).value());
+    auto plane = planes::ManagerPlane::start(*managerConn_, *managerJs_, "main");
+    ASSERT_TRUE(plane.isOk()) << plane.status().toString();
+    manager_ = std::move(plane).value();
+    auto dir = shoal::testing::TempDir::create("seat");
+    ASSERT_TRUE(dir.isOk());
+    dir_.emplace(std::move(dir).value());
+
+    mesh::EndpointOptions ao;
+    ao.servers = {server_->url()};
+    ao.principal = wire::Principal{"local", "alice"};
+    ao.receiveDirect = false;
+    ao.onWarning = [](const Status&) {};
+    auto alice = mesh::Endpoint::open(ao);
+    ASSERT_TRUE(alice.isOk()) << alice.status().toString();
+    alice_ = std::move(alice).value();
+  }
+
+  void TearDown() override {
+    alice_.reset();
+    manager_.reset();
+    managerJs_.reset();
+    managerConn_.reset();
+  }
+
+  SeatProfile profile() {
+    SeatProfile p;
+    p.name = "Reviewer";
+    p.principal = wire::Principal{"local", "reviewer"};
+    p.command = {"/bin/cat"};
+    p.cwd = dir_->join("reviewer");
+    p.lifecycleUid = "abcdefghijklmnopqrstuvwxyz";
+    return p;
+  }
+
+  std::unique_ptr<ExecSeat> startSeat() {
+    auto seat = ExecSeat::start(profile(), ExecSeatOptions{server_->url(), "main"});
+    EXPECT_TRUE(seat.isOk()) << seat.status().toString();
+    return seat.isOk() ? std::move(seat).value() : nullptr;
+  }
+
+  std::string runtimeLog() {
+    return FileSystem::posix().readFile(profile().cwd + "/.shoal/runtime.log").valueOr("");
+  }
+
+  std::unique_ptr<transport::Connection> managerConn_;
+  std::optional<transport::JetStream> managerJs_;
+  std::unique_ptr<planes::ManagerPlane> manager_;
+  std::optional<shoal::testing::TempDir> dir_;
+  std::unique_ptr<mesh::Endpoint> alice_;
+};
+
+TEST_F(ExecSeatTest, DmIsSurfacedOnceWithAReceipt) {
+  auto seat = startSeat();
+  ASSERT_NE(seat, nullptr);
+  auto sent = alice_->sendDirect("local.reviewer", "please review PR 12");
+  ASSERT_TRUE(sent.isOk()) << sent.status().toString();
+  ASSERT_TRUE(eventually([&] {
+    return runtimeLog().find("please review PR 12") != std::string::npos;
+  })) << runtimeLog();
+  EXPECT_NE(runtimeLog().find("=== shoal delivery for Reviewer (local.reviewer)"),
+            std::string::npos);
+  ASSERT_TRUE(eventually([&] { return seat->counters().receipts == 1; }));
+  EXPECT_EQ(seat->counters().surfaced, 1u);
+
+  // The receipt is stored for the sender.
+  auto rcpt = js_->findMessage("WAKE_main", 1, "cotal.main.rcpt.local.alice.>");
+  ASSERT_TRUE(rcpt.isOk()) << rcpt.status().toString();
+  EXPECT_EQ(rcpt->subject, "cotal.main.rcpt.local.alice.local.reviewer");
+
+  // Restarted on the same journal: nothing is surfaced twice; the next DM still arrives.
+  seat->stop();
+  seat.reset();
+  seat = startSeat();
+  ASSERT_NE(seat, nullptr);
+  ASSERT_TRUE(alice_->sendDirect("local.reviewer", "second request").isOk());
+  ASSERT_TRUE(eventually([&] { return runtimeLog().find("second request") != std::string::npos; }));
+  EXPECT_EQ(occurrences(runtimeLog(), "please review PR 12"), 1u) << runtimeLog();
+  // The broker holds nothing unacknowledged for the seat.
+  ASSERT_TRUE(eventually([&] {
+    auto info = js_->consumerInfo("DM_main", "dm_local-reviewer-abcdefghijklmnopqrstuvwxyz");
+    return info.isOk() && info->numAckPending == 0 && info->numPending == 0;
+  }));
+}
+
+TEST_F(ExecSeatTest, InflightOfAPreviousDaemonFailsWithoutReplay) {
+  {
+    ASSERT_TRUE(FileSystem::posix().createDirs(profile().cwd).isOk());
+    auto journal =
+        journal::OwnershipJournal::open(FileSystem::posix(), Clock::real(), profile().cwd);
+    ASSERT_TRUE(journal.isOk()) << journal.status().toString();
+    journal::Admit op;
+    op.id = "m-inflight";
+    op.body = "dm\ncotal.main.inst.local.reviewer.local.alice\n--\n{}";
+    op.target = "local.alice";
+    op.dispatching = true;
+    ASSERT_TRUE((*journal)->admit(op).isOk());
+  }
+  auto seat = startSeat();
+  ASSERT_NE(seat, nullptr);
+  EXPECT_EQ(seat->counters().failed, 1u);
+  seat->stop();
+  auto view = journal::OwnershipJournal::inspect(FileSystem::posix(), profile().cwd);
+  ASSERT_TRUE(view.isOk());
+  ASSERT_EQ(view->tombstones.size(), 1u);
+  EXPECT_EQ(view->tombstones[0].state, journal::OwnerState::kFailed);
+  EXPECT_EQ(view->tombstones[0].reason, "no-read-reconciliation");
+  EXPECT_EQ(runtimeLog().find("m-inflight"), std::string::npos);
+}
+
+TEST_F(ExecSeatTest, OnlyExecRuntimesRunToday) {
+  SeatProfile p = profile();
+  p.runtime = RuntimeKind::kClaude;
+  auto seat = ExecSeat::start(p, ExecSeatOptions{server_->url(), "main"});
+  ASSERT_FALSE(seat.isOk());
+  EXPECT_EQ(seat.status().reason(), "runtime-not-built");
+}
+
+}  // namespace
+}  // namespace shoal::daemon
