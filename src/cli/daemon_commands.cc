@@ -97,7 +97,7 @@ int runDaemon(const DaemonArgs& args) {
   if (!service.isOk()) return printFailure(what, service.status());
   printOk(fmt::format("daemon serving space {} on {} (control socket {})", target->space,
                       target->url, (*service)->socketPath()));
-  printNote("seats are registered (`shoal seat add`); running their runtimes lands next");
+  printNote("exec seats run; the claude, codex and opencode drivers are not built yet");
   std::fflush(stdout);
   while (!waitForStopSignal(std::chrono::milliseconds(1000))) {
   }
@@ -114,9 +114,25 @@ int runDaemonStatus(const DaemonArgs& args) {
     return 0;
   }
   const json::object& o = status->as_object();
+  const json::array& seats = o.at("seats").as_array();
   printOk(fmt::format("daemon pid {} serving space {} on {}, {} seat(s)", o.at("pid").as_int64(),
                       std::string(o.at("space").as_string()), std::string(o.at("url").as_string()),
-                      o.at("seats").to_number<int64_t>()));
+                      seats.size()));
+  for (const auto& v : seats) {
+    const json::object& s = v.as_object();
+    std::string line =
+        fmt::format("{:<20} {:<28} {} · {}", std::string(s.at("name").as_string()),
+                    std::string(s.at("id").as_string()), std::string(s.at("runtime").as_string()),
+                    s.at("running").as_bool() ? "running" : "not running");
+    if (s.at("running").as_bool() || s.at("surfaced").to_number<int64_t>() > 0) {
+      line += fmt::format(
+          " · admitted {} · surfaced {} · failed {}", s.at("admitted").to_number<int64_t>(),
+          s.at("surfaced").to_number<int64_t>(), s.at("failed").to_number<int64_t>());
+    }
+    std::string note(s.at("note").as_string());
+    if (!note.empty()) line += " (" + note + ")";
+    printDetail(line);
+  }
   return 0;
 }
 
@@ -161,6 +177,12 @@ int runSeatAdd(const SeatArgs& args) {
     return 0;
   }
   printOk("added " + describeSeat(added->as_object()));
+  std::string note(added->at("note").as_string());
+  if (added->at("running").as_bool()) {
+    printDetail("running; its runtime's output goes to <cwd>/.shoal/runtime.log");
+  } else {
+    printNote("registered but not running: " + note);
+  }
   return 0;
 }
 
@@ -192,6 +214,20 @@ int runSeatShow(const SeatArgs& args) {
   printDetail("command:" + (command.empty() ? std::string(" (runtime default)") : command));
   printDetail("cwd: " + std::string(p.at("cwd").as_string()));
   printDetail("lifecycle: " + std::string(p.at("lifecycleUid").as_string()));
+  return 0;
+}
+
+int runSeatStartStop(const SeatArgs& args, bool start) {
+  const std::string what = start ? "shoal seat start" : "shoal seat stop";
+  auto r = ask(args.target, start ? "seat.start" : "seat.stop", {{"id", seatId(args.name)}});
+  if (!r.isOk()) return printFailure(what, r.status());
+  std::string id(r->at("id").as_string());
+  std::string note(r->at("note").as_string());
+  if (start && !r->at("running").as_bool()) {
+    return printFailure(what,
+                        failedPrecondition("seat-not-running", id + " did not start: " + note));
+  }
+  printOk(fmt::format("seat {} {}", id, r->at("running").as_bool() ? "running" : "stopped"));
   return 0;
 }
 
@@ -248,6 +284,16 @@ void registerDaemonCommands(CLI::App& app, CommandResult& result) {
   addMeshTargetOptions(s, show->target, "the daemon's reply");
   s->add_flag("--json", show->json, "machine-readable output");
   s->callback([show, &result] { result.exitCode = runSeatShow(*show); });
+
+  for (bool start : {true, false}) {
+    auto ss = std::make_shared<SeatArgs>();
+    CLI::App* c = seat->add_subcommand(start ? "start" : "stop",
+                                       start ? "start a registered seat's runtime on this daemon"
+                                             : "stop a seat (it leaves the mesh; DMs wait for it)");
+    c->add_option("seat", ss->name, "its id or name")->required();
+    addMeshTargetOptions(c, ss->target, "the daemon's reply");
+    c->callback([ss, &result, start] { result.exitCode = runSeatStartStop(*ss, start); });
+  }
 
   auto rm = std::make_shared<SeatArgs>();
   CLI::App* r = seat->add_subcommand("rm", "unregister a seat");

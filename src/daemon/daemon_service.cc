@@ -70,6 +70,12 @@ Result<std::unique_ptr<DaemonService>> DaemonService::start(DaemonOptions option
   if (path.empty()) {
     SHOAL_ASSIGN_OR_RETURN(path, controlSocketPath(d->options_.space));
   }
+  if (d->options_.runSeats) {
+    auto profiles = d->store_->list();
+    if (!profiles.isOk()) return profiles.status().withContext("reading the seat profiles");
+    for (const auto& snapshot : *profiles)
+      (void)d->startSeat(snapshot.profile);
+  }
   DaemonService* self = d.get();
   SHOAL_ASSIGN_OR_RETURN(d->server_,
                          ControlServer::start(path, [self](const ControlRequest& request) {
@@ -80,17 +86,56 @@ Result<std::unique_ptr<DaemonService>> DaemonService::start(DaemonOptions option
 
 DaemonService::~DaemonService() {
   server_.reset();  // no request runs after this
+  seats_.clear();   // each seat leaves the mesh and stops its runtime
+}
+
+std::string DaemonService::startSeat(const SeatProfile& profile) {
+  const std::string id = profile.principal.dotForm();
+  if (!options_.runSeats) return notes_[id] = "this daemon runs no seats (registry only)";
+  if (seats_.count(id) != 0 && seats_[id]->runtimeRunning()) return notes_[id] = "";
+  seats_.erase(id);
+  auto seat = ExecSeat::start(profile, ExecSeatOptions{options_.url, options_.space});
+  if (!seat.isOk()) {
+    log::warn("daemon: seat {} not started: {}", id, seat.status().toString());
+    return notes_[id] = std::string(seat.status().message());
+  }
+  log::info("daemon: seat {} running {}", id, profile.command.front());
+  seats_[id] = std::move(seat).value();
+  return notes_[id] = "";
+}
+
+std::string DaemonService::seatsJson() {
+  auto profiles = store_->list();
+  json::array out;
+  if (!profiles.isOk()) return json::serialize(out);
+  for (const auto& snapshot : *profiles) {
+    const std::string id = snapshot.profile.principal.dotForm();
+    auto it = seats_.find(id);
+    bool running = it != seats_.end() && it->second->runtimeRunning();
+    ExecSeatCounters c = it != seats_.end() ? it->second->counters() : ExecSeatCounters{};
+    std::string note = notes_.count(id) != 0 ? notes_[id] : "";
+    if (it != seats_.end() && !running && note.empty()) note = "the runtime exited";
+    out.push_back(json::object{{"id", id},
+                               {"name", snapshot.profile.name},
+                               {"runtime", std::string(runtimeKindName(snapshot.profile.runtime))},
+                               {"running", running},
+                               {"admitted", c.admitted},
+                               {"surfaced", c.surfaced},
+                               {"failed", c.failed},
+                               {"receipts", c.receipts},
+                               {"note", note}});
+  }
+  return json::serialize(out);
 }
 
 Result<std::string> DaemonService::handle(const ControlRequest& request) {
   SHOAL_ASSIGN_OR_RETURN(json::object args, argsOf(request));
   if (request.op == "status") {
     SHOAL_RETURN_IF_ERROR(onlyKeys(args, {}, request.op));
-    SHOAL_ASSIGN_OR_RETURN(auto seats, store_->list());
     json::object o{{"space", options_.space},
                    {"pid", static_cast<int64_t>(::getpid())},
                    {"url", options_.url},
-                   {"seats", seats.size()}};
+                   {"seats", json::parse(seatsJson())}};
     return json::serialize(o);
   }
   if (request.op == "seat.add") {
@@ -103,7 +148,11 @@ Result<std::string> DaemonService::handle(const ControlRequest& request) {
     SHOAL_ASSIGN_OR_RETURN(ProfileSnapshot created, store_->create(profile));
     log::info("daemon: added seat {} ({}) at revision {}", created.profile.name,
               created.profile.principal.dotForm(), created.revision);
-    return snapshotJson(created);
+    std::string note = startSeat(created.profile);
+    json::object out = json::parse(snapshotJson(created)).as_object();
+    out["running"] = note.empty();
+    out["note"] = note;
+    return json::serialize(out);
   }
   if (request.op == "seat.list") {
     SHOAL_RETURN_IF_ERROR(onlyKeys(args, {}, request.op));
@@ -133,12 +182,32 @@ Result<std::string> DaemonService::handle(const ControlRequest& request) {
       SHOAL_ASSIGN_OR_RETURN(ProfileSnapshot current, store_->get(id));
       revision = current.revision;
     }
+    seats_.erase(id.dotForm());  // stopped before its profile goes
+    notes_.erase(id.dotForm());
     SHOAL_RETURN_IF_ERROR(store_->remove(id, revision));
     log::info("daemon: removed seat {} (was at revision {})", id.dotForm(), revision);
     return json::serialize(json::object{{"removed", id.dotForm()}, {"revision", revision}});
   }
-  return invalidArgument("unknown-op", "the daemon has no op `" + request.op +
-                                           "` (status, seat.add, seat.list, seat.show, seat.rm)");
+  if (request.op == "seat.start" || request.op == "seat.stop") {
+    SHOAL_RETURN_IF_ERROR(onlyKeys(args, {"id"}, request.op));
+    SHOAL_ASSIGN_OR_RETURN(wire::Principal id, idArg(args));
+    SHOAL_ASSIGN_OR_RETURN(ProfileSnapshot s, store_->get(id));
+    std::string note;
+    if (request.op == "seat.start") {
+      note = startSeat(s.profile);
+    } else {
+      seats_.erase(id.dotForm());
+      note = notes_[id.dotForm()] = "stopped by `shoal seat stop`";
+    }
+    auto it = seats_.find(id.dotForm());
+    bool running = it != seats_.end() && it->second->runtimeRunning();
+    return json::serialize(
+        json::object{{"id", id.dotForm()}, {"running", running}, {"note", note}});
+  }
+  return invalidArgument("unknown-op",
+                         "the daemon has no op `" + request.op +
+                             "` (status, seat.add, seat.list, seat.show, seat.start, seat.stop, "
+                             "seat.rm)");
 }
 
 }  // namespace shoal::daemon

@@ -4,6 +4,9 @@
 #include <boost/json.hpp>
 #include <sys/stat.h>
 
+#include "planes/manager_plane.h"
+#include "planes/space_provisioner.h"
+#include "testing/eventually.h"
 #include "testing/nats_fixture.h"
 #include "testing/temp_dir.h"
 
@@ -14,11 +17,22 @@ namespace {
 
 namespace json = boost::json;
 
-class DaemonServiceTest : public shoal::testing::NatsServerTest {
+class DaemonServiceTest : public shoal::testing::JetStreamServerTest {
  protected:
   void SetUp() override {
-    NatsServerTest::SetUp();
+    JetStreamServerTest::SetUp();
     if (HasFatalFailure()) return;
+    ASSERT_TRUE(planes::ensureSpace(*js_, "main").isOk());
+    auto mo = optionsForServer();
+    mo.sendAsap = true;
+    managerConn_ = connect(mo);
+    ASSERT_NE(managerConn_, nullptr);
+    auto mjs = transport::JetStream::create(*managerConn_);
+    ASSERT_TRUE(mjs.isOk());
+    managerJs_.emplace(std::move(mjs).value());
+    auto plane = planes::ManagerPlane::start(*managerConn_, *managerJs_, "main");
+    ASSERT_TRUE(plane.isOk()) << plane.status().toString();
+    manager_ = std::move(plane).value();
     auto dir = shoal::testing::TempDir::create("daemon");
     ASSERT_TRUE(dir.isOk());
     dir_.emplace(std::move(dir).value());
@@ -31,7 +45,12 @@ class DaemonServiceTest : public shoal::testing::NatsServerTest {
     service_ = std::move(service).value();
   }
 
-  void TearDown() override { service_.reset(); }
+  void TearDown() override {
+    service_.reset();
+    manager_.reset();
+    managerJs_.reset();
+    managerConn_.reset();
+  }
 
   Result<json::value> call(const std::string& op, const std::string& args = "{}") {
     SHOAL_ASSIGN_OR_RETURN(
@@ -40,6 +59,9 @@ class DaemonServiceTest : public shoal::testing::NatsServerTest {
     return json::parse(out);
   }
 
+  std::unique_ptr<transport::Connection> managerConn_;
+  std::optional<transport::JetStream> managerJs_;
+  std::unique_ptr<planes::ManagerPlane> manager_;
   std::optional<shoal::testing::TempDir> dir_;
   std::unique_ptr<DaemonService> service_;
 };
@@ -55,8 +77,10 @@ TEST_F(DaemonServiceTest, SocketIsOwnerOnly) {
 
 TEST_F(DaemonServiceTest, AddListShowRemove) {
   auto added = call("seat.add", R"({"name":"Reviewer","id":"local.reviewer","runtime":"exec",)"
-                                R"("command":["/bin/cat"],"cwd":"/tmp/reviewer","role":"reviewer",)"
-                                R"("channels":["team.backend"],"env":[]})");
+                                R"("command":["/bin/cat"],"cwd":")" +
+                                    dir_->join("reviewer") +
+                                    R"(","role":"reviewer",)"
+                                    R"("channels":["team.backend"],"env":[]})");
   ASSERT_TRUE(added.isOk()) << added.status().toString();
   const json::object& snap = added->as_object();
   EXPECT_GT(snap.at("revision").as_int64(), 0);
@@ -85,7 +109,35 @@ TEST_F(DaemonServiceTest, AddListShowRemove) {
   EXPECT_EQ(call("seat.show", R"({"id":"local.reviewer"})").status().reason(), "unknown-seat");
   auto status = call("status");
   ASSERT_TRUE(status.isOk());
-  EXPECT_EQ(status->at("seats").to_number<int64_t>(), 0);
+  EXPECT_EQ(status->at("seats").as_array().size(), 0u);
+}
+
+// A registered exec seat runs; stop and start control it; the status reports it.
+TEST_F(DaemonServiceTest, SeatsRunAndAreControlled) {
+  auto added = call("seat.add", R"({"name":"Echo","id":"local.echo","runtime":"exec",)"
+                                R"("command":["/bin/cat"],"cwd":")" +
+                                    dir_->join("echo") + R"(","channels":[],"env":[]})");
+  ASSERT_TRUE(added.isOk()) << added.status().toString();
+  EXPECT_TRUE(added->at("running").as_bool()) << json::serialize(*added);
+  auto status = call("status");
+  ASSERT_TRUE(status.isOk());
+  ASSERT_EQ(status->at("seats").as_array().size(), 1u);
+  EXPECT_TRUE(status->at("seats").as_array()[0].at("running").as_bool());
+
+  auto stopped = call("seat.stop", R"({"id":"local.echo"})");
+  ASSERT_TRUE(stopped.isOk());
+  EXPECT_FALSE(stopped->at("running").as_bool());
+  auto started = call("seat.start", R"({"id":"local.echo"})");
+  ASSERT_TRUE(started.isOk()) << started.status().toString();
+  EXPECT_TRUE(started->at("running").as_bool());
+
+  // A seat of a runtime that is not built yet is registered but says why it does not run.
+  auto claude = call("seat.add", R"({"name":"C","id":"local.c","runtime":"claude",)"
+                                 R"("command":[],"cwd":")" +
+                                     dir_->join("c") + R"(","channels":[],"env":[]})");
+  ASSERT_TRUE(claude.isOk()) << claude.status().toString();
+  EXPECT_FALSE(claude->at("running").as_bool());
+  EXPECT_NE(json::serialize(claude->at("note")).find("only exec seats run"), std::string::npos);
 }
 
 TEST_F(DaemonServiceTest, BadRequestsAreNamedErrors) {

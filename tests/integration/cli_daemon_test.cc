@@ -49,7 +49,19 @@ TEST_F(CliDaemonTest, SeatRegistryThroughTheDaemon) {
   EXPECT_NE(shown.out.find("command: /bin/cat -u"), std::string::npos) << shown.out;
   CliRun status = shoal({"daemon", "status", "--json"});
   ASSERT_EQ(status.code, 0) << status.err;
-  EXPECT_EQ(json::parse(status.out).at("seats").to_number<int64_t>(), 1);
+  ASSERT_EQ(json::parse(status.out).at("seats").as_array().size(), 1u);
+  EXPECT_TRUE(json::parse(status.out).at("seats").as_array()[0].at("running").as_bool())
+      << status.out;
+
+  // The seat is on the mesh: a DM reaches its runtime's stdin (cat echoes it to the log).
+  CliRun dm = shoal({"send", "dm", "local.code_reviewer", "please", "look"});
+  ASSERT_EQ(dm.code, 0) << dm.err;
+  EXPECT_TRUE(testing::eventually([&] {
+    return FileSystem::posix()
+               .readFile(cwd + "/.shoal/runtime.log")
+               .valueOr("")
+               .find("please look") != std::string::npos;
+  })) << FileSystem::posix().readFile(cwd + "/.shoal/runtime.log").valueOr("");
 
   int64_t rev = snap.at("revision").as_int64();
   CliRun stale =
