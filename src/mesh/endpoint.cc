@@ -67,6 +67,9 @@ Status Endpoint::start() {
   connect.name =
       options_.connectionName.empty() ? "shoal " + options_.displayName : options_.connectionName;
   connect.reconnectWait = options_.reconnectWait;
+  // Pull requests and acks leave at once instead of waiting for nats.c's flusher: without it a
+  // DM's send → receive → ack round trip sits on a ~1 ms floor (bench/README.md, dm_bench).
+  connect.sendAsap = true;
   connect.reconnectWaitMax = std::max(options_.reconnectWait * 8, options_.reconnectWait);
   connect.onEvent = [this](const transport::ConnectionEvent& event) { onConnectionEvent(event); };
   SHOAL_ASSIGN_OR_RETURN(conn_, transport::Connection::connect(std::move(connect)));

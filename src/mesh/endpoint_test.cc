@@ -456,8 +456,8 @@ TEST_F(EndpointTest, WriteStuckMarksRosterLastKnown) {
   EXPECT_TRUE(warned(std::string(kReasonPresenceWriteRefused)));
   // Back: the next successful write clears it.
   ASSERT_TRUE(server_->restart().isOk());
-  ASSERT_TRUE(eventually([&] { return alice->roster().view.writeStuck.isOk(); },
-                         milliseconds(15000)));
+  ASSERT_TRUE(
+      eventually([&] { return alice->roster().view.writeStuck.isOk(); }, milliseconds(15000)));
 }
 
 // An endpoint that cannot find its space says how to create it.

@@ -219,7 +219,8 @@ TEST_F(PresenceIntegrationTest, FrozenObserverReportsStaleNotMassDeath) {
   EXPECT_FALSE(frozen.view.fresh);
   EXPECT_TRUE(frozen.view.lastKnown);
   ASSERT_EQ(frozen.rows.size(), 2u);
-  for (const auto& row : frozen.rows) EXPECT_TRUE(row.online()) << row.id;
+  for (const auto& row : frozen.rows)
+    EXPECT_TRUE(row.online()) << row.id;
   // Lookups refuse with the view's condition rather than calling anyone unknown or offline.
   auto lookup = onLoop(observerLoop_, [&] { return view_->find("alice"); });
   ASSERT_FALSE(lookup.isOk());

@@ -170,8 +170,15 @@ void RosterView::finishSnapshot() {
     if (entry.operation == transport::KvOperation::kPut) seen.insert(key);
     applyEntry(entry, /*replay=*/true);
   }
+  // A key missing from the snapshot is gone — unless its last record is still within the
+  // window: nats.c can report a snapshot complete a moment before its last keys arrive while
+  // peers are writing, so such a row is left to the sweep (offline once its ts is stale).
+  const double wallNow = static_cast<double>(nowMs());
+  const double ttlMs = static_cast<double>(ttl_.count());
   for (auto& [id, row] : rows_) {
-    if (!seen.count(id) && row.online()) markOffline(row, OfflineCause::kDeleted);
+    if (!seen.count(id) && row.online() && wallNow - row.presence.ts > ttlMs) {
+      markOffline(row, OfflineCause::kDeleted);
+    }
   }
   installCurrent();
 }

@@ -17,7 +17,9 @@
 //     reported on the warning handler; the reserved key `_cotal_ttl_reconcile` is ignored;
 //   - offline is derived from a stale ts (now − ts > ttl AND lastWatchDelivery − ts > ttl, and
 //     only while the view is not stale), from a KV DEL/PURGE, from a record that says offline,
-//     and from a key missing after a rebind; offline peers stay in the roster;
+//     and from a key missing after a rebind whose last ts is past the window (a fresher one is
+//     left to the sweep: nats.c may mark a snapshot done just before its last keys arrive);
+//     offline peers stay in the roster;
 //   - a stale PUT (status ≠ offline, now − ts > ttl): known peer keeps its last-known row,
 //     unknown peer is recorded offline;
 //   - a changed lifecycleUid is always reported as a kLifecycleChanged event;
