@@ -4,10 +4,8 @@
 #include <boost/json.hpp>
 #include <sys/stat.h>
 
-#include "planes/manager_plane.h"
-#include "planes/space_provisioner.h"
 #include "testing/eventually.h"
-#include "testing/nats_fixture.h"
+#include "testing/managed_space.h"
 #include "testing/temp_dir.h"
 
 #include <gtest/gtest.h>
@@ -17,22 +15,11 @@ namespace {
 
 namespace json = boost::json;
 
-class DaemonServiceTest : public shoal::testing::JetStreamServerTest {
+class DaemonServiceTest : public shoal::testing::ManagedSpaceTest {
  protected:
   void SetUp() override {
-    JetStreamServerTest::SetUp();
+    ManagedSpaceTest::SetUp();
     if (HasFatalFailure()) return;
-    ASSERT_TRUE(planes::ensureSpace(*js_, "main").isOk());
-    auto mo = optionsForServer();
-    mo.sendAsap = true;
-    managerConn_ = connect(mo);
-    ASSERT_NE(managerConn_, nullptr);
-    auto mjs = transport::JetStream::create(*managerConn_);
-    ASSERT_TRUE(mjs.isOk());
-    managerJs_.emplace(std::move(mjs).value());
-    auto plane = planes::ManagerPlane::start(*managerConn_, *managerJs_, "main");
-    ASSERT_TRUE(plane.isOk()) << plane.status().toString();
-    manager_ = std::move(plane).value();
     auto dir = shoal::testing::TempDir::create("daemon");
     ASSERT_TRUE(dir.isOk());
     dir_.emplace(std::move(dir).value());
@@ -47,9 +34,7 @@ class DaemonServiceTest : public shoal::testing::JetStreamServerTest {
 
   void TearDown() override {
     service_.reset();
-    manager_.reset();
-    managerJs_.reset();
-    managerConn_.reset();
+    ManagedSpaceTest::TearDown();
   }
 
   Result<json::value> call(const std::string& op, const std::string& args = "{}") {
@@ -59,9 +44,6 @@ class DaemonServiceTest : public shoal::testing::JetStreamServerTest {
     return json::parse(out);
   }
 
-  std::unique_ptr<transport::Connection> managerConn_;
-  std::optional<transport::JetStream> managerJs_;
-  std::unique_ptr<planes::ManagerPlane> manager_;
   std::optional<shoal::testing::TempDir> dir_;
   std::unique_ptr<DaemonService> service_;
 };

@@ -6,10 +6,8 @@
 #include <boost/json.hpp>
 
 #include "base/file_system.h"
-#include "planes/manager_plane.h"
-#include "planes/space_provisioner.h"
 #include "testing/eventually.h"
-#include "testing/nats_fixture.h"
+#include "testing/managed_space.h"
 #include "testing/temp_dir.h"
 
 #include <gtest/gtest.h>
@@ -28,22 +26,11 @@ size_t occurrences(const std::string& haystack, const std::string& needle) {
   return n;
 }
 
-class ExecSeatTest : public shoal::testing::JetStreamServerTest {
+class ExecSeatTest : public shoal::testing::ManagedSpaceTest {
  protected:
   void SetUp() override {
-    JetStreamServerTest::SetUp();
+    ManagedSpaceTest::SetUp();
     if (HasFatalFailure()) return;
-    ASSERT_TRUE(planes::ensureSpace(*js_, "main").isOk());
-    auto options = optionsForServer();
-    options.sendAsap = true;
-    managerConn_ = connect(options);
-    ASSERT_NE(managerConn_, nullptr);
-    auto mjs = transport::JetStream::create(*managerConn_);
-    ASSERT_TRUE(mjs.isOk());
-    managerJs_.emplace(std::move(mjs).value());
-    auto plane = planes::ManagerPlane::start(*managerConn_, *managerJs_, "main");
-    ASSERT_TRUE(plane.isOk()) << plane.status().toString();
-    manager_ = std::move(plane).value();
     auto dir = shoal::testing::TempDir::create("seat");
     ASSERT_TRUE(dir.isOk());
     dir_.emplace(std::move(dir).value());
@@ -60,9 +47,7 @@ class ExecSeatTest : public shoal::testing::JetStreamServerTest {
 
   void TearDown() override {
     alice_.reset();
-    manager_.reset();
-    managerJs_.reset();
-    managerConn_.reset();
+    ManagedSpaceTest::TearDown();
   }
 
   SeatProfile profile() {
@@ -85,9 +70,6 @@ class ExecSeatTest : public shoal::testing::JetStreamServerTest {
     return FileSystem::posix().readFile(profile().cwd + "/.shoal/runtime.log").valueOr("");
   }
 
-  std::unique_ptr<transport::Connection> managerConn_;
-  std::optional<transport::JetStream> managerJs_;
-  std::unique_ptr<planes::ManagerPlane> manager_;
   std::optional<shoal::testing::TempDir> dir_;
   std::unique_ptr<mesh::Endpoint> alice_;
 };

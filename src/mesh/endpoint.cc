@@ -503,6 +503,17 @@ Result<RosterRow> Endpoint::findPeer(std::string_view idOrName) {
 
 // --- Sending --------------------------------------------------------------------------------
 
+Result<SendReceipt> Endpoint::publishAsSelf(const Outbound& outbound) {
+  Sender from{options_.principal, options_.displayName, options_.role};
+  SHOAL_ASSIGN_OR_RETURN(StoredReceipt stored,
+                         publishMessage(*js_, Clock::real(), options_.space, from, outbound));
+  SendReceipt receipt;
+  receipt.stored = std::move(stored);
+  receipt.kind = outbound.kind;
+  receipt.target = outbound.target;
+  return receipt;
+}
+
 Result<SendReceipt> Endpoint::sendDirect(std::string_view toNameOrId, std::string_view text) {
   struct Resolved {
     wire::Principal to;
@@ -530,13 +541,7 @@ Result<SendReceipt> Endpoint::sendDirect(std::string_view toNameOrId, std::strin
   outbound.kind = wire::DeliveryKind::kDm;
   outbound.target = r.to.dotForm();
   outbound.text = std::string(text);
-  Sender from{options_.principal, options_.displayName, options_.role};
-  SHOAL_ASSIGN_OR_RETURN(StoredReceipt stored,
-                         publishMessage(*js_, Clock::real(), options_.space, from, outbound));
-  SendReceipt receipt;
-  receipt.stored = std::move(stored);
-  receipt.kind = wire::DeliveryKind::kDm;
-  receipt.target = outbound.target;
+  SHOAL_ASSIGN_OR_RETURN(SendReceipt receipt, publishAsSelf(outbound));
   if (r.row) {
     receipt.recipientStatus = std::string(wire::presenceStatusName(r.row->presence.status));
     receipt.note = fmt::format("{} ({}) was {} at send", r.row->presence.card.name, r.row->id,
@@ -575,13 +580,7 @@ Result<SendReceipt> Endpoint::post(std::string_view channel, std::string_view te
   outbound.target = std::string(channel);
   outbound.text = std::string(text);
   outbound.mentions = normalized;
-  Sender from{options_.principal, options_.displayName, options_.role};
-  SHOAL_ASSIGN_OR_RETURN(StoredReceipt stored,
-                         publishMessage(*js_, Clock::real(), options_.space, from, outbound));
-  SendReceipt receipt;
-  receipt.stored = std::move(stored);
-  receipt.kind = wire::DeliveryKind::kChannel;
-  receipt.target = outbound.target;
+  SHOAL_ASSIGN_OR_RETURN(SendReceipt receipt, publishAsSelf(outbound));
   std::string words;
   for (const auto& row : resolved) {
     receipt.mentionIds.push_back(row.id);
@@ -605,13 +604,7 @@ Result<SendReceipt> Endpoint::ask(std::string_view role, std::string_view text) 
   outbound.kind = wire::DeliveryKind::kAnycast;
   outbound.target = wanted;
   outbound.text = std::string(text);
-  Sender from{options_.principal, options_.displayName, options_.role};
-  SHOAL_ASSIGN_OR_RETURN(StoredReceipt stored,
-                         publishMessage(*js_, Clock::real(), options_.space, from, outbound));
-  SendReceipt receipt;
-  receipt.stored = std::move(stored);
-  receipt.kind = wire::DeliveryKind::kAnycast;
-  receipt.target = wanted;
+  SHOAL_ASSIGN_OR_RETURN(SendReceipt receipt, publishAsSelf(outbound));
   if (!snapshot.view.fresh) {
     receipt.note = fmt::format("role holders unknown at send (presence view {})",
                                viewStateName(snapshot.view.state));

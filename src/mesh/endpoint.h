@@ -205,6 +205,8 @@ class Endpoint {
   Status start();
   void onConnectionEvent(const transport::ConnectionEvent& event);
   void warn(const Status& status);
+  // Publishes `outbound` from this principal; the receipt's stored/kind/target filled in.
+  Result<SendReceipt> publishAsSelf(const Outbound& outbound);
 
   enum class Path { kLive, kHistory, kDurable };
   struct Admission {

@@ -12,10 +12,8 @@
 #include <vector>
 
 #include "base/ids.h"
-#include "planes/manager_plane.h"
-#include "planes/space_provisioner.h"
 #include "testing/eventually.h"
-#include "testing/nats_fixture.h"
+#include "testing/managed_space.h"
 #include "wire/message.h"
 #include "wire/names.h"
 
@@ -78,33 +76,11 @@ std::string textOf(const Delivery& d) {
   return text ? text->text : std::string{};
 }
 
-class EndpointTest : public shoal::testing::JetStreamServerTest {
+class EndpointTest : public shoal::testing::ManagedSpaceTest {
  protected:
-  void SetUp() override {
-    JetStreamServerTest::SetUp();
-    if (HasFatalFailure()) return;
-    ASSERT_TRUE(planes::ensureSpace(*js_, "main").isOk());
-    startManager();
-  }
-
   void TearDown() override {
     endpoints_.clear();
-    manager_.reset();
-    managerJs_.reset();
-    managerConn_.reset();
-  }
-
-  void startManager() {
-    auto options = optionsForServer();
-    options.sendAsap = true;
-    managerConn_ = connect(options);
-    ASSERT_NE(managerConn_, nullptr);
-    auto js = transport::JetStream::create(*managerConn_);
-    ASSERT_TRUE(js.isOk());
-    managerJs_.emplace(std::move(js).value());
-    auto plane = planes::ManagerPlane::start(*managerConn_, *managerJs_, "main");
-    ASSERT_TRUE(plane.isOk()) << plane.status().toString();
-    manager_ = std::move(plane).value();
+    ManagedSpaceTest::TearDown();
   }
 
   EndpointOptions optionsFor(wire::Principal p, Inbox* inbox) {
@@ -157,9 +133,6 @@ class EndpointTest : public shoal::testing::JetStreamServerTest {
                        [&](const std::string& w) { return w.find(needle) != std::string::npos; });
   }
 
-  std::unique_ptr<transport::Connection> managerConn_;
-  std::optional<transport::JetStream> managerJs_;
-  std::unique_ptr<planes::ManagerPlane> manager_;
   std::vector<std::unique_ptr<Endpoint>> endpoints_;
   std::mutex warningsMu_;
   std::vector<std::string> warnings_;
