@@ -37,10 +37,10 @@
 
 #include "base/clock.h"
 #include "base/file_system.h"
+#include "base/mutex.h"
 #include "base/result.h"
 #include "journal/journal_state.h"
 #include "journal/limits.h"
-#include "base/mutex.h"
 #include "journal/transaction.h"
 
 namespace shoal::journal {
