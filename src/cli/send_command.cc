@@ -1,6 +1,12 @@
 // `shoal send dm|msg|ask`: one message from the person at the CLI, with a receipt of facts.
+#include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -8,9 +14,11 @@
 #include <boost/json.hpp>
 #include <fmt/format.h>
 
+#include "base/clock.h"
 #include "cli/command.h"
 #include "cli/mesh_target.h"
 #include "cli/output.h"
+#include "wire/subject.h"
 
 namespace shoal::cli {
 namespace {
@@ -22,8 +30,59 @@ struct SendArgs {
   std::string to;  // dm: name or id; msg: channel; ask: role
   std::vector<std::string> words;
   std::vector<std::string> mentions;
+  std::string wait;  // dm: "surfaced" or "surfaced=SECONDS"
   bool json = false;
 };
+
+// Exit code of a DM that was stored but not seen surfaced within --wait (docs/cli.md).
+constexpr int kExitNotConfirmed = 4;
+constexpr double kDefaultWaitSeconds = 30;
+
+// Receipts for one sender → recipient pair, collected from a core subscription taken BEFORE the
+// send, so a fast receipt cannot be missed.
+class ReceiptWatch {
+ public:
+  Status start(transport::Connection& conn, const std::string& subject) {
+    auto sub = conn.subscribe(subject, [this](transport::Message m) {
+      boost::system::error_code ec;
+      json::value v = json::parse(m.data, ec);
+      if (ec || !v.is_object()) return;
+      const auto* id = v.as_object().if_contains("id");
+      const auto* at = v.as_object().if_contains("surfacedAt");
+      if (id == nullptr || !id->is_string() || at == nullptr || !at->is_number()) return;
+      std::lock_guard lock(mu_);
+      seen_[std::string(id->as_string())] = at->to_number<int64_t>();
+      cv_.notify_all();
+    });
+    if (!sub.isOk()) return sub.status();
+    sub_.emplace(std::move(sub).value());
+    return conn.flush(std::chrono::seconds(2));
+  }
+  // The surfacedAt of `id`, or nullopt after `timeout`.
+  std::optional<int64_t> waitFor(const std::string& id, std::chrono::milliseconds timeout) {
+    std::unique_lock lock(mu_);
+    cv_.wait_for(lock, timeout, [&] { return seen_.count(id) != 0; });
+    auto it = seen_.find(id);
+    return it == seen_.end() ? std::nullopt : std::optional<int64_t>(it->second);
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<std::string, int64_t> seen_;  // guarded by mu_
+  std::optional<transport::Subscription> sub_;
+};
+
+Result<double> parseWait(const std::string& wait) {
+  if (wait == "surfaced") return kDefaultWaitSeconds;
+  const std::string prefix = "surfaced=";
+  if (wait.rfind(prefix, 0) == 0) {
+    char* end = nullptr;
+    double seconds = std::strtod(wait.c_str() + prefix.size(), &end);
+    if (end != nullptr && *end == '\0' && seconds > 0 && seconds <= 3600) return seconds;
+  }
+  return invalidArgument("bad-wait", "--wait takes `surfaced` or `surfaced=SECONDS` (1–3600)");
+}
 
 std::string joinWords(const std::vector<std::string>& words) {
   std::string text;
@@ -32,7 +91,8 @@ std::string joinWords(const std::vector<std::string>& words) {
   return text;
 }
 
-void printReceipt(const mesh::Endpoint& from, const mesh::SendReceipt& r, bool asJson) {
+void printReceipt(const mesh::Endpoint& from, const mesh::SendReceipt& r, bool asJson,
+                  std::optional<int64_t> surfacedAt, int64_t sentAtMs) {
   if (asJson) {
     json::object out;
     out["id"] = r.stored.messageId;
@@ -61,12 +121,24 @@ void printReceipt(const mesh::Endpoint& from, const mesh::SendReceipt& r, bool a
         break;
     }
     out["note"] = r.note;
+    if (sentAtMs != 0) {
+      out["surfacedAt"] = surfacedAt ? json::value(*surfacedAt) : json::value(nullptr);
+      out["surfacedAfterMs"] =
+          surfacedAt ? json::value(*surfacedAt - sentAtMs) : json::value(nullptr);
+    }
     std::printf("%s\n", json::serialize(out).c_str());
     return;
   }
   printOk(fmt::format("stored seq {} in {}{} (id {}); {}", r.stored.seq, r.stored.stream,
                       r.stored.duplicate ? " (duplicate of an earlier publish)" : "",
                       r.stored.messageId, r.note));
+  if (surfacedAt) {
+    std::time_t t = static_cast<std::time_t>(*surfacedAt / 1000);
+    std::tm tm{};
+    localtime_r(&t, &tm);
+    printOk(fmt::format("surfaced at {:02}:{:02}:{:02}.{:03} (+{} ms after the send)", tm.tm_hour,
+                        tm.tm_min, tm.tm_sec, *surfacedAt % 1000, *surfacedAt - sentAtMs));
+  }
 }
 
 int runSend(const SendArgs& args, wire::DeliveryKind kind) {
@@ -83,6 +155,27 @@ int runSend(const SendArgs& args, wire::DeliveryKind kind) {
   (void)me.waitForRoster(args.target.timeout());
 
   const std::string text = joinWords(args.words);
+  // --wait surfaced: watch the recipient's receipts to us before sending.
+  std::optional<double> waitSeconds;
+  ReceiptWatch receipts;
+  if (!args.wait.empty()) {
+    auto seconds = parseWait(args.wait);
+    if (!seconds.isOk()) return printFailure(what, seconds.status());
+    waitSeconds = *seconds;
+    wire::Principal to;
+    if (auto id = wire::parsePrincipal(args.to); id.isOk()) {
+      to = *id;
+    } else {
+      auto row = me.findPeer(args.to);
+      if (!row.isOk()) return printFailure(what + ": not sent", row.status());
+      to = *wire::parsePrincipal(row->id);
+    }
+    auto subject = wire::rcptSubject(target->space, me.principal(), to);
+    if (!subject.isOk()) return printFailure(what, subject.status());
+    Status watching = receipts.start(me.connection(), *subject);
+    if (!watching.isOk()) return printFailure(what + ": not sent", watching);
+  }
+  const int64_t sentAtMs = Clock::real().wallMs();
   Result<mesh::SendReceipt> receipt = invalidArgument("bad-kind", "unknown send kind");
   switch (kind) {
     case wire::DeliveryKind::kDm:
@@ -96,8 +189,22 @@ int runSend(const SendArgs& args, wire::DeliveryKind kind) {
       break;
   }
   if (!receipt.isOk()) return printFailure(what + ": not sent", receipt.status());
-  printReceipt(me, *receipt, args.json);
-  return 0;
+  if (!waitSeconds) {
+    printReceipt(me, *receipt, args.json, std::nullopt, 0);
+    return 0;
+  }
+  auto surfacedAt =
+      receipts.waitFor(receipt->stored.messageId,
+                       std::chrono::milliseconds(static_cast<int64_t>(*waitSeconds * 1000)));
+  printReceipt(me, *receipt, args.json, surfacedAt, sentAtMs);
+  if (surfacedAt) return 0;
+  if (!args.json) {
+    printNote(
+        fmt::format("not seen surfaced within {}s: the DM is stored (seq {}) and waits for "
+                    "{}; see `shoal deliver pending {}`",
+                    *waitSeconds, receipt->stored.seq, receipt->target, receipt->target));
+  }
+  return kExitNotConfirmed;
 }
 
 void addSend(CLI::App* send, CommandResult& result, const std::string& name,
@@ -107,6 +214,11 @@ void addSend(CLI::App* send, CommandResult& result, const std::string& name,
   CLI::App* cmd = send->add_subcommand(name, help);
   cmd->add_option(targetName, args->to, targetHelp)->required();
   cmd->add_option("text", args->words, "the message text")->required();
+  if (kind == wire::DeliveryKind::kDm) {
+    cmd->add_option("--wait", args->wait,
+                    "`surfaced[=SECONDS]`: wait (default 30 s) until the recipient's seat "
+                    "reports the DM surfaced; exit 4 if not seen in time");
+  }
   if (kind == wire::DeliveryKind::kChannel) {
     cmd->add_option("--mention", args->mentions,
                     "a peer name or id to @mention (repeatable); an unknown one aborts the send");

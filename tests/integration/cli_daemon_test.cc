@@ -63,6 +63,22 @@ TEST_F(CliDaemonTest, SeatRegistryThroughTheDaemon) {
                .find("please look") != std::string::npos;
   })) << FileSystem::posix().readFile(cwd + "/.shoal/runtime.log").valueOr("");
 
+  // --wait surfaced: the seat's receipt reaches the sender.
+  CliRun waited = shoal({"send", "dm", "local.code_reviewer", "are", "you", "there", "--wait",
+                         "surfaced=20", "--json"});
+  ASSERT_EQ(waited.code, 0) << waited.out << waited.err;
+  json::object w = json::parse(waited.out).as_object();
+  ASSERT_TRUE(w.at("surfacedAt").is_int64()) << waited.out;
+  EXPECT_GE(w.at("surfacedAfterMs").as_int64(), 0);
+  CliRun human = shoal({"send", "dm", "local.code_reviewer", "again", "--wait", "surfaced=20"});
+  ASSERT_EQ(human.code, 0) << human.err;
+  EXPECT_NE(human.out.find("✓ surfaced at"), std::string::npos) << human.out;
+  // Nobody runs local.nobody: stored, not confirmed — exit 4, saying what it did not see.
+  CliRun unconfirmed = shoal({"send", "dm", "local.nobody", "hello", "--wait", "surfaced=1"});
+  EXPECT_EQ(unconfirmed.code, 4) << unconfirmed.err;
+  EXPECT_NE(unconfirmed.out.find("not seen surfaced within 1s"), std::string::npos)
+      << unconfirmed.out;
+
   int64_t rev = snap.at("revision").as_int64();
   CliRun stale =
       shoal({"seat", "rm", "local.code_reviewer", "--revision", std::to_string(rev + 50)});
