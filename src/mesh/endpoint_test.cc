@@ -193,7 +193,13 @@ TEST_F(EndpointTest, InteropScenario) {
                carolIn.ofKind(wire::DeliveryKind::kAnycast).size() ==
            1;
   }));
-  std::this_thread::sleep_for(milliseconds(600));  // a second copy would have arrived by now
+  // TASK is a work queue: once the one copy is acked the item is gone, so no second holder can
+  // ever receive it. Wait for that ack rather than for time to pass.
+  ASSERT_TRUE(eventually([&] {
+    auto info = js_->consumerInfo("TASK_main", "svc_reviewer");
+    return info.isOk() && info->ackFloor.streamSeq >= work->stored.seq &&
+           info->numAckPending == 0 && info->numPending == 0;
+  }));
   EXPECT_EQ(bobIn.ofKind(wire::DeliveryKind::kAnycast).size() +
                 carolIn.ofKind(wire::DeliveryKind::kAnycast).size(),
             1u);
@@ -276,7 +282,9 @@ TEST_F(EndpointTest, BrokerRestartLosesNoAckedDm) {
           acked.insert(r->messageId);
           break;
         }
-        std::this_thread::sleep_for(milliseconds(50));
+        // The broker is away: wait for the reconnect before publishing the same id again.
+        (void)eventually(
+            [&] { return alice->connection().state() == transport::ConnectionState::kConnected; });
       }
       sent.fetch_add(1);
     }
