@@ -19,11 +19,14 @@ configure: bootstrap
 build: configure
 	@cmake --build --preset default
 
-# Start Shoal's main job on the embedded default: a local broker (and, as the mesh grows, the
-# planes, the daemon and the dashboard), then show its status.
+# Start Shoal's main job on the embedded default: a local broker, the planes and the seat daemon
+# with two DEMO seats (scripts/demo-seats: a scripted demo agent, not an AI), then show it all.
 run: build
 	@$(SHOAL) up
+	@scripts/demo-seats build/apps
 	@$(SHOAL) status
+	@$(SHOAL) daemon status
+	@echo "→ try: $(SHOAL) send dm \"Demo Ada\" \"hello\" --wait surfaced   (then: $(SHOAL) down)"
 
 down: build
 	@$(SHOAL) down

@@ -97,9 +97,16 @@ int runDaemon(const DaemonArgs& args) {
   if (!service.isOk()) return printFailure(what, service.status());
   printOk(fmt::format("daemon serving space {} on {} (control socket {})", target->space,
                       target->url, (*service)->socketPath()));
-  printNote("exec seats run; the claude, codex and opencode drivers are not built yet");
+  printNote("exec and claude seats run; the codex and opencode drivers are not built yet");
   std::fflush(stdout);
   while (!waitForStopSignal(std::chrono::milliseconds(1000))) {
+  }
+  // One total deadline for every seat's stop, started concurrently (StopForShutdown).
+  if (!(*service)->shutdown(std::chrono::milliseconds(5000))) {
+    printNote("some seats did not stop within 5 s; their runtimes are killed as the daemon exits");
+    std::fflush(stdout);
+    (void)service->release();  // do not wait on them again; each runtime group is killed below
+    std::_Exit(0);
   }
   service->reset();
   printOk("daemon stopped");
@@ -120,14 +127,17 @@ int runDaemonStatus(const DaemonArgs& args) {
                       seats.size()));
   for (const auto& v : seats) {
     const json::object& s = v.as_object();
-    std::string line =
-        fmt::format("{:<20} {:<28} {} · {}", std::string(s.at("name").as_string()),
-                    std::string(s.at("id").as_string()), std::string(s.at("runtime").as_string()),
-                    s.at("running").as_bool() ? "running" : "not running");
-    if (s.at("running").as_bool() || s.at("surfaced").to_number<int64_t>() > 0) {
-      line += fmt::format(
-          " · admitted {} · surfaced {} · failed {}", s.at("admitted").to_number<int64_t>(),
-          s.at("surfaced").to_number<int64_t>(), s.at("failed").to_number<int64_t>());
+    std::string state(s.at("state").as_string());
+    if (s.at("running").as_bool())
+      state += fmt::format(" (pid {})", s.at("pid").to_number<int64_t>());
+    std::string line = fmt::format("{:<20} {:<28} {} · {}", std::string(s.at("name").as_string()),
+                                   std::string(s.at("id").as_string()),
+                                   std::string(s.at("runtime").as_string()), state);
+    if (s.at("admitted").to_number<int64_t>() > 0 || s.at("queued").to_number<int64_t>() > 0) {
+      line +=
+          fmt::format(" · admitted {} · queued {} · surfaced {} · failed {}",
+                      s.at("admitted").to_number<int64_t>(), s.at("queued").to_number<int64_t>(),
+                      s.at("surfaced").to_number<int64_t>(), s.at("failed").to_number<int64_t>());
     }
     std::string note(s.at("note").as_string());
     if (!note.empty()) line += " (" + note + ")";
@@ -217,17 +227,25 @@ int runSeatShow(const SeatArgs& args) {
   return 0;
 }
 
-int runSeatStartStop(const SeatArgs& args, bool start) {
-  const std::string what = start ? "shoal seat start" : "shoal seat stop";
-  auto r = ask(args.target, start ? "seat.start" : "seat.stop", {{"id", seatId(args.name)}});
+// seat start | sleep | stop: writes the desired state and waits for the seat to reach it.
+int runSeatState(const SeatArgs& args, const std::string& verb) {
+  const std::string what = "shoal seat " + verb;
+  auto r = ask(args.target, "seat." + verb, {{"id", seatId(args.name)}});
   if (!r.isOk()) return printFailure(what, r.status());
+  if (args.json) {
+    std::printf("%s\n", json::serialize(*r).c_str());
+    return 0;
+  }
   std::string id(r->at("id").as_string());
   std::string note(r->at("note").as_string());
-  if (start && !r->at("running").as_bool()) {
-    return printFailure(what,
-                        failedPrecondition("seat-not-running", id + " did not start: " + note));
+  std::string state(r->at("state").as_string());
+  if (verb == "start" && !r->at("running").as_bool()) {
+    return printFailure(what, failedPrecondition("seat-not-running",
+                                                 id + " did not start (" + state + "): " + note));
   }
-  printOk(fmt::format("seat {} {}", id, r->at("running").as_bool() ? "running" : "stopped"));
+  printOk(fmt::format("seat {} {}", id, state));
+  if (verb == "sleep") printDetail("it stays on the mesh; a direct message wakes it");
+  if (verb == "stop") printDetail("it left the mesh; its direct messages wait in the broker");
   return 0;
 }
 
@@ -285,14 +303,18 @@ void registerDaemonCommands(CLI::App& app, CommandResult& result) {
   s->add_flag("--json", show->json, "machine-readable output");
   s->callback([show, &result] { result.exitCode = runSeatShow(*show); });
 
-  for (bool start : {true, false}) {
+  const std::pair<const char*, const char*> verbs[] = {
+      {"start", "run a seat's runtime (also un-parks one that kept crashing)"},
+      {"sleep", "stop a seat's runtime but keep it on the mesh; a direct message wakes it"},
+      {"stop", "stop a seat (it leaves the mesh; DMs wait for it)"}};
+  for (const auto& [verb, help] : verbs) {
     auto ss = std::make_shared<SeatArgs>();
-    CLI::App* c = seat->add_subcommand(start ? "start" : "stop",
-                                       start ? "start a registered seat's runtime on this daemon"
-                                             : "stop a seat (it leaves the mesh; DMs wait for it)");
+    CLI::App* c = seat->add_subcommand(verb, help);
     c->add_option("seat", ss->name, "its id or name")->required();
     addMeshTargetOptions(c, ss->target, "the daemon's reply");
-    c->callback([ss, &result, start] { result.exitCode = runSeatStartStop(*ss, start); });
+    c->add_flag("--json", ss->json, "machine-readable output");
+    std::string v = verb;
+    c->callback([ss, &result, v] { result.exitCode = runSeatState(*ss, v); });
   }
 
   auto rm = std::make_shared<SeatArgs>();

@@ -44,6 +44,7 @@ int runUp(const MeshCommandArgs& args) {
   options.preferredPort = args.port;
   options.natsServer = args.natsServer;
   options.withPlanes = !args.noPlanes;
+  options.withDaemon = !args.noDaemon && !args.noPlanes;  // seats need the manager plane
 
   if (args.foreground) {
     Status st = supervisor::runSupervisor(*paths, options, [](const supervisor::MeshRecord& r) {
@@ -72,6 +73,13 @@ int runUp(const MeshCommandArgs& args) {
       printOk("manager plane serving (space provisioned)");
     } else {
       printNote(fmt::format("manager plane not answering yet; see {}", paths->planesLog));
+    }
+  }
+  if (options.withDaemon) {
+    if (outcome->daemonReady) {
+      printOk("seat daemon serving (add a seat with `shoal seat add`)");
+    } else {
+      printNote(fmt::format("seat daemon not answering yet; see {}", paths->daemonLog));
     }
   }
   printDetail(fmt::format("store {}", r.storeDir));
@@ -116,6 +124,7 @@ json::object statusJson(const supervisor::MeshStatus& s) {
     local["brokerPid"] = s.record->brokerPid;
     local["supervisorPid"] = s.record->supervisorPid;
     local["servePid"] = s.record->servePid;
+    local["daemonPid"] = s.record->daemonPid;
     local["supervisorAlive"] = s.supervisorAlive;
     local["startedAtMs"] = s.record->startedAtMs;
     out["local"] = std::move(local);
@@ -224,7 +233,9 @@ void registerMeshCommands(CLI::App& app, CommandResult& result) {
   upCmd->add_flag("--foreground", up->foreground,
                   "run the supervisor in this terminal instead of detaching it");
   upCmd->add_flag("--no-planes", up->noPlanes,
-                  "run only the broker, not the space's planes (`shoal serve`)");
+                  "run only the broker, not the space's planes (`shoal serve`) nor the daemon");
+  upCmd->add_flag("--no-daemon", up->noDaemon,
+                  "do not run the seat daemon (`shoal daemon run`) beside the broker");
   upCmd->callback([up, &result] { result.exitCode = runUp(*up); });
 
   CLI::App* statusCmd = app.add_subcommand("status", "show the mesh's health");

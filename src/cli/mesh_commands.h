@@ -18,6 +18,7 @@ struct MeshCommandArgs {
   std::string natsServer;  // up: nats-server binary
   bool foreground = false;
   bool noPlanes = false;  // up: run only the broker
+  bool noDaemon = false;  // up: no seat daemon
   bool json = false;
   bool force = false;
   double timeoutSeconds = 3;

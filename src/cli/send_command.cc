@@ -38,6 +38,13 @@ struct SendArgs {
 constexpr int kExitNotConfirmed = 4;
 constexpr double kDefaultWaitSeconds = 30;
 
+// One terminal receipt from the recipient's seat: surfaced, or failed with a reason.
+struct SeatReceipt {
+  bool surfaced = false;
+  int64_t atMs = 0;
+  std::string reason;  // failed only
+};
+
 // Receipts for one sender → recipient pair, collected from a core subscription taken BEFORE the
 // send, so a fast receipt cannot be missed.
 class ReceiptWatch {
@@ -47,29 +54,43 @@ class ReceiptWatch {
       boost::system::error_code ec;
       json::value v = json::parse(m.data, ec);
       if (ec || !v.is_object()) return;
-      const auto* id = v.as_object().if_contains("id");
-      const auto* at = v.as_object().if_contains("surfacedAt");
-      if (id == nullptr || !id->is_string() || at == nullptr || !at->is_number()) return;
+      const json::object& o = v.as_object();
+      const auto* id = o.if_contains("id");
+      const auto* surfaced = o.if_contains("surfacedAt");
+      const auto* failed = o.if_contains("failedAt");
+      const auto* reason = o.if_contains("reason");
+      if (id == nullptr || !id->is_string()) return;
+      SeatReceipt r;
+      if (surfaced != nullptr && surfaced->is_number()) {
+        r.surfaced = true;
+        r.atMs = surfaced->to_number<int64_t>();
+      } else if (failed != nullptr && failed->is_number()) {
+        r.atMs = failed->to_number<int64_t>();
+        r.reason = reason != nullptr && reason->is_string() ? std::string(reason->as_string())
+                                                            : std::string("no reason given");
+      } else {
+        return;
+      }
       std::lock_guard lock(mu_);
-      seen_[std::string(id->as_string())] = at->to_number<int64_t>();
+      seen_[std::string(id->as_string())] = r;
       cv_.notify_all();
     });
     if (!sub.isOk()) return sub.status();
     sub_.emplace(std::move(sub).value());
     return conn.flush(std::chrono::seconds(2));
   }
-  // The surfacedAt of `id`, or nullopt after `timeout`.
-  std::optional<int64_t> waitFor(const std::string& id, std::chrono::milliseconds timeout) {
+  // The terminal receipt of `id`, or nullopt after `timeout`.
+  std::optional<SeatReceipt> waitFor(const std::string& id, std::chrono::milliseconds timeout) {
     std::unique_lock lock(mu_);
     cv_.wait_for(lock, timeout, [&] { return seen_.count(id) != 0; });
     auto it = seen_.find(id);
-    return it == seen_.end() ? std::nullopt : std::optional<int64_t>(it->second);
+    return it == seen_.end() ? std::nullopt : std::optional<SeatReceipt>(it->second);
   }
 
  private:
   std::mutex mu_;
   std::condition_variable cv_;
-  std::map<std::string, int64_t> seen_;  // guarded by mu_
+  std::map<std::string, SeatReceipt> seen_;  // guarded by mu_
   std::optional<transport::Subscription> sub_;
 };
 
@@ -91,8 +112,17 @@ std::string joinWords(const std::vector<std::string>& words) {
   return text;
 }
 
+std::string clockTime(int64_t ms) {
+  std::time_t t = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  return fmt::format("{:02}:{:02}:{:02}.{:03}", tm.tm_hour, tm.tm_min, tm.tm_sec, ms % 1000);
+}
+
 void printReceipt(const mesh::Endpoint& from, const mesh::SendReceipt& r, bool asJson,
-                  std::optional<int64_t> surfacedAt, int64_t sentAtMs) {
+                  const std::optional<SeatReceipt>& seat, int64_t sentAtMs) {
+  std::optional<int64_t> surfacedAt;
+  if (seat && seat->surfaced) surfacedAt = seat->atMs;
   if (asJson) {
     json::object out;
     out["id"] = r.stored.messageId;
@@ -125,6 +155,10 @@ void printReceipt(const mesh::Endpoint& from, const mesh::SendReceipt& r, bool a
       out["surfacedAt"] = surfacedAt ? json::value(*surfacedAt) : json::value(nullptr);
       out["surfacedAfterMs"] =
           surfacedAt ? json::value(*surfacedAt - sentAtMs) : json::value(nullptr);
+      if (seat && !seat->surfaced) {
+        out["failedAt"] = seat->atMs;
+        out["failReason"] = seat->reason;
+      }
     }
     std::printf("%s\n", json::serialize(out).c_str());
     return;
@@ -133,11 +167,8 @@ void printReceipt(const mesh::Endpoint& from, const mesh::SendReceipt& r, bool a
                       r.stored.duplicate ? " (duplicate of an earlier publish)" : "",
                       r.stored.messageId, r.note));
   if (surfacedAt) {
-    std::time_t t = static_cast<std::time_t>(*surfacedAt / 1000);
-    std::tm tm{};
-    localtime_r(&t, &tm);
-    printOk(fmt::format("surfaced at {:02}:{:02}:{:02}.{:03} (+{} ms after the send)", tm.tm_hour,
-                        tm.tm_min, tm.tm_sec, *surfacedAt % 1000, *surfacedAt - sentAtMs));
+    printOk(fmt::format("surfaced at {} (+{} ms after the send)", clockTime(*surfacedAt),
+                        *surfacedAt - sentAtMs));
   }
 }
 
@@ -193,12 +224,15 @@ int runSend(const SendArgs& args, wire::DeliveryKind kind) {
     printReceipt(me, *receipt, args.json, std::nullopt, 0);
     return 0;
   }
-  auto surfacedAt =
+  auto seat =
       receipts.waitFor(receipt->stored.messageId,
                        std::chrono::milliseconds(static_cast<int64_t>(*waitSeconds * 1000)));
-  printReceipt(me, *receipt, args.json, surfacedAt, sentAtMs);
-  if (surfacedAt) return 0;
-  if (!args.json) {
+  printReceipt(me, *receipt, args.json, seat, sentAtMs);
+  if (seat && seat->surfaced) return 0;
+  if (seat && !args.json) {
+    printNote(fmt::format("{}'s seat reported it failed at {} (+{} ms): {}", receipt->target,
+                          clockTime(seat->atMs), seat->atMs - sentAtMs, seat->reason));
+  } else if (!args.json) {
     printNote(
         fmt::format("not seen surfaced within {}s: the DM is stored (seq {}) and waits for "
                     "{}; see `shoal deliver pending {}`",

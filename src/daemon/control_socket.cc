@@ -121,12 +121,8 @@ Result<ControlRequest> parseRequest(std::string_view line) {
 
 Result<std::string> controlSocketPath(std::string_view space) {
   SHOAL_RETURN_IF_ERROR(wire::validateSpace(space));
-  const char* runtimeDir = std::getenv("XDG_RUNTIME_DIR");
-  if (runtimeDir != nullptr && *runtimeDir == '/') {
-    return std::string(runtimeDir) + "/shoal/" + std::string(space) + ".sock";
-  }
   SHOAL_ASSIGN_OR_RETURN(auto paths, supervisor::MeshPaths::resolve(space));
-  return paths.stateDir + "/run/" + paths.space + ".sock";
+  return paths.controlSocket;
 }
 
 Result<std::unique_ptr<ControlServer>> ControlServer::start(std::string path,

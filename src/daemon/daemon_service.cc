@@ -74,7 +74,7 @@ Result<std::unique_ptr<DaemonService>> DaemonService::start(DaemonOptions option
     auto profiles = d->store_->list();
     if (!profiles.isOk()) return profiles.status().withContext("reading the seat profiles");
     for (const auto& snapshot : *profiles)
-      (void)d->startSeat(snapshot.profile);
+      (void)d->openSeat(snapshot.profile);
   }
   DaemonService* self = d.get();
   SHOAL_ASSIGN_OR_RETURN(d->server_,
@@ -89,42 +89,103 @@ DaemonService::~DaemonService() {
   seats_.clear();   // each seat leaves the mesh and stops its runtime
 }
 
-std::string DaemonService::startSeat(const SeatProfile& profile) {
+bool DaemonService::shutdown(std::chrono::milliseconds deadline) {
+  const auto until = std::chrono::steady_clock::now() + deadline;
+  server_.reset();
+  for (auto& [id, seat] : seats_)
+    seat->requestStop(until);  // all started at once: one deadline, not one per seat
+  bool all = true;
+  for (auto& [id, seat] : seats_) {
+    if (!seat->waitStopped(until)) {
+      log::warn("daemon: seat {} did not stop within the shutdown deadline", id);
+      all = false;
+    }
+  }
+  if (all) seats_.clear();
+  return all;
+}
+
+std::string DaemonService::openSeat(const SeatProfile& profile) {
   const std::string id = profile.principal.dotForm();
   if (!options_.runSeats) return notes_[id] = "this daemon runs no seats (registry only)";
-  if (seats_.count(id) != 0 && seats_[id]->runtimeRunning()) return notes_[id] = "";
-  seats_.erase(id);
-  auto seat = ExecSeat::start(profile, ExecSeatOptions{options_.url, options_.space});
+  if (profile.state == DesiredState::kStopped) {
+    seats_.erase(id);
+    return notes_[id] = "stopped (`shoal seat start` runs it)";
+  }
+  if (auto it = seats_.find(id); it != seats_.end()) {
+    Status changed =
+        profile.state == DesiredState::kRunning ? it->second->wake() : it->second->sleep();
+    if (!changed.isOk()) return notes_[id] = std::string(changed.message());
+    return notes_[id] = it->second->snapshot().note;
+  }
+  SeatOptions so;
+  so.url = options_.url;
+  so.space = options_.space;
+  so.mode = profile.state == DesiredState::kSleeping ? SeatMode::kSleeping : SeatMode::kRunning;
+  auto seat = Seat::open(profile, so);
   if (!seat.isOk()) {
-    log::warn("daemon: seat {} not started: {}", id, seat.status().toString());
+    log::warn("daemon: seat {} not opened: {}", id, seat.status().toString());
     return notes_[id] = std::string(seat.status().message());
   }
-  log::info("daemon: seat {} running {}", id, profile.command.front());
+  log::info("daemon: seat {} open ({})", id, desiredStateName(profile.state));
   seats_[id] = std::move(seat).value();
-  return notes_[id] = "";
+  return notes_[id] = seats_[id]->snapshot().note;
+}
+
+Result<std::string> DaemonService::setState(const wire::Principal& id, DesiredState state) {
+  SHOAL_ASSIGN_OR_RETURN(ProfileSnapshot s, store_->get(id));
+  if (s.profile.state != state) {
+    SeatProfile changed = s.profile;
+    changed.state = state;
+    SHOAL_ASSIGN_OR_RETURN(s, store_->update(changed, s.revision));
+  }
+  std::string note;
+  if (state == DesiredState::kStopped) {
+    seats_.erase(id.dotForm());  // a strong stop: the runtime is gone and the seat offline
+    note = notes_[id.dotForm()] = "stopped by `shoal seat stop`";
+  } else {
+    note = openSeat(s.profile);
+  }
+  json::object out = json::parse(seatJson(s.profile)).as_object();
+  out["note"] = note.empty() ? out["note"] : json::value(note);
+  return json::serialize(out);
+}
+
+std::string DaemonService::seatJson(const SeatProfile& profile) {
+  const std::string id = profile.principal.dotForm();
+  auto it = seats_.find(id);
+  SeatSnapshot snap = it != seats_.end() ? it->second->snapshot() : SeatSnapshot{};
+  if (it == seats_.end()) snap.state = "stopped";
+  std::string note = !snap.note.empty() ? snap.note : notes_.count(id) != 0 ? notes_[id] : "";
+  const SeatCounters& c = snap.counters;
+  json::object o{{"id", id},
+                 {"name", profile.name},
+                 {"runtime", std::string(runtimeKindName(profile.runtime))},
+                 {"desired", std::string(desiredStateName(profile.state))},
+                 {"state", snap.state},
+                 {"running", snap.processRunning},
+                 {"pid", snap.pid},
+                 {"generation", snap.generation},
+                 {"queued", snap.queued},
+                 {"inflight", snap.inflight},
+                 {"admitted", c.admitted},
+                 {"surfaced", c.surfaced},
+                 {"failed", c.failed},
+                 {"receipts", c.receipts},
+                 {"launches", c.launches},
+                 {"unexpectedExits", c.unexpectedExits},
+                 {"coldStarts", c.coldStarts},
+                 {"turns", c.turns},
+                 {"note", note}};
+  return json::serialize(o);
 }
 
 std::string DaemonService::seatsJson() {
   auto profiles = store_->list();
   json::array out;
   if (!profiles.isOk()) return json::serialize(out);
-  for (const auto& snapshot : *profiles) {
-    const std::string id = snapshot.profile.principal.dotForm();
-    auto it = seats_.find(id);
-    bool running = it != seats_.end() && it->second->runtimeRunning();
-    ExecSeatCounters c = it != seats_.end() ? it->second->counters() : ExecSeatCounters{};
-    std::string note = notes_.count(id) != 0 ? notes_[id] : "";
-    if (it != seats_.end() && !running && note.empty()) note = "the runtime exited";
-    out.push_back(json::object{{"id", id},
-                               {"name", snapshot.profile.name},
-                               {"runtime", std::string(runtimeKindName(snapshot.profile.runtime))},
-                               {"running", running},
-                               {"admitted", c.admitted},
-                               {"surfaced", c.surfaced},
-                               {"failed", c.failed},
-                               {"receipts", c.receipts},
-                               {"note", note}});
-  }
+  for (const auto& snapshot : *profiles)
+    out.push_back(json::parse(seatJson(snapshot.profile)));
   return json::serialize(out);
 }
 
@@ -148,9 +209,10 @@ Result<std::string> DaemonService::handle(const ControlRequest& request) {
     SHOAL_ASSIGN_OR_RETURN(ProfileSnapshot created, store_->create(profile));
     log::info("daemon: added seat {} ({}) at revision {}", created.profile.name,
               created.profile.principal.dotForm(), created.revision);
-    std::string note = startSeat(created.profile);
+    std::string note = openSeat(created.profile);
     json::object out = json::parse(snapshotJson(created)).as_object();
-    out["running"] = note.empty();
+    auto it = seats_.find(created.profile.principal.dotForm());
+    out["running"] = it != seats_.end() && it->second->snapshot().processRunning;
     out["note"] = note;
     return json::serialize(out);
   }
@@ -167,7 +229,9 @@ Result<std::string> DaemonService::handle(const ControlRequest& request) {
     SHOAL_RETURN_IF_ERROR(onlyKeys(args, {"id"}, request.op));
     SHOAL_ASSIGN_OR_RETURN(wire::Principal id, idArg(args));
     SHOAL_ASSIGN_OR_RETURN(ProfileSnapshot s, store_->get(id));
-    return snapshotJson(s);
+    json::object out = json::parse(snapshotJson(s)).as_object();
+    out["seat"] = json::parse(seatJson(s.profile));
+    return json::serialize(out);
   }
   if (request.op == "seat.rm") {
     SHOAL_RETURN_IF_ERROR(onlyKeys(args, {"id", "revision"}, request.op));
@@ -188,26 +252,18 @@ Result<std::string> DaemonService::handle(const ControlRequest& request) {
     log::info("daemon: removed seat {} (was at revision {})", id.dotForm(), revision);
     return json::serialize(json::object{{"removed", id.dotForm()}, {"revision", revision}});
   }
-  if (request.op == "seat.start" || request.op == "seat.stop") {
+  if (request.op == "seat.start" || request.op == "seat.sleep" || request.op == "seat.stop") {
     SHOAL_RETURN_IF_ERROR(onlyKeys(args, {"id"}, request.op));
     SHOAL_ASSIGN_OR_RETURN(wire::Principal id, idArg(args));
-    SHOAL_ASSIGN_OR_RETURN(ProfileSnapshot s, store_->get(id));
-    std::string note;
-    if (request.op == "seat.start") {
-      note = startSeat(s.profile);
-    } else {
-      seats_.erase(id.dotForm());
-      note = notes_[id.dotForm()] = "stopped by `shoal seat stop`";
-    }
-    auto it = seats_.find(id.dotForm());
-    bool running = it != seats_.end() && it->second->runtimeRunning();
-    return json::serialize(
-        json::object{{"id", id.dotForm()}, {"running", running}, {"note", note}});
+    DesiredState state = request.op == "seat.start"   ? DesiredState::kRunning
+                         : request.op == "seat.sleep" ? DesiredState::kSleeping
+                                                      : DesiredState::kStopped;
+    return setState(id, state);
   }
   return invalidArgument("unknown-op",
                          "the daemon has no op `" + request.op +
-                             "` (status, seat.add, seat.list, seat.show, seat.start, seat.stop, "
-                             "seat.rm)");
+                             "` (status, seat.add, seat.list, seat.show, seat.start, seat.sleep, "
+                             "seat.stop, seat.rm)");
 }
 
 }  // namespace shoal::daemon

@@ -1,17 +1,20 @@
 // DaemonService: the running `shoal daemon` of one space on this machine: the seat registry
 // behind the control socket, and the seats it runs.
 //
-// It connects to the space's broker, opens the seat-profile store, starts every registered
-// seat whose runtime is built (today `exec`: ExecSeat; a seat of another runtime is listed as
-// not running, with the reason), and serves the control socket (control_socket.h):
+// It connects to the space's broker, opens the seat-profile store, opens every registered
+// seat as its profile's `state` says (running: a Seat with its runtime; sleeping: a Seat
+// without one; stopped: not opened), and serves the control socket (control_socket.h):
 //   status                          {"space","pid","url","seats":[{"id","name","runtime",
-//                                    "running","admitted","surfaced","failed","receipts",
-//                                    "note"}]}
-//   seat.add   {profile fields}     mints the seat's lifecycle uid, creates the profile, starts
+//                                    "desired","state","running","pid","generation","queued",
+//                                    "inflight","admitted","surfaced","failed","receipts",
+//                                    "launches","unexpectedExits","coldStarts","turns","note"}]}
+//   seat.add   {profile fields}     mints the seat's lifecycle uid, creates the profile, opens
 //                                   the seat → {"revision","profile":{…},"running","note"}
 //   seat.list                       [{"revision","profile"}] sorted by id
-//   seat.show  {"id"}               {"revision","profile"}
-//   seat.start {"id"} / seat.stop {"id"}   → {"id","running","note"}
+//   seat.show  {"id"}               {"revision","profile","seat":{status row}}
+//   seat.start|sleep|stop {"id"}    writes the profile's state (CAS on the revision read now),
+//                                   then runs / sleeps / stops the seat (each a strong
+//                                   completion) → {"id","desired","state","running","note"}
 //   seat.rm    {"id","revision"?}   stops the seat, removes it (CAS on `revision`, or on the
 //                                   revision read now)
 // Unknown ops and unknown argument keys are refused with a named error.
@@ -27,8 +30,8 @@
 
 #include "base/result.h"
 #include "daemon/control_socket.h"
-#include "daemon/exec_seat.h"
 #include "daemon/profile_store.h"
+#include "daemon/seat.h"
 #include "transport/connection.h"
 #include "transport/jetstream.h"
 
@@ -53,16 +56,24 @@ class DaemonService {
   // One control request, as the socket would run it (exposed for tests).
   Result<std::string> handle(const ControlRequest& request);
 
+  // Stops serving, then stops every seat concurrently within one total deadline (seed 004
+  // §2.2 StopForShutdown). False when some seat did not finish in time; its runtime is then
+  // killed when the process exits (each runtime leads its own process group, so the caller
+  // should exit promptly).
+  bool shutdown(std::chrono::milliseconds deadline = std::chrono::milliseconds(5000));
+
  private:
   explicit DaemonService(DaemonOptions options) : options_(std::move(options)) {}
 
-  // Starts `profile`'s seat if it is not running; the note says why it does not run.
-  std::string startSeat(const SeatProfile& profile);
+  // Opens `profile`'s seat as its state says (if not open); the note says why it does not run.
+  std::string openSeat(const SeatProfile& profile);
+  Result<std::string> setState(const wire::Principal& id, DesiredState state);
+  std::string seatJson(const SeatProfile& profile);
   std::string seatsJson();
 
   DaemonOptions options_;
-  std::map<std::string, std::unique_ptr<ExecSeat>> seats_;  // by id; control thread only
-  std::map<std::string, std::string> notes_;                // by id: why a seat is not running
+  std::map<std::string, std::unique_ptr<Seat>> seats_;  // by id; control thread only
+  std::map<std::string, std::string> notes_;            // by id: why a seat is not running
   std::unique_ptr<transport::Connection> conn_;
   std::optional<transport::JetStream> js_;
   std::optional<ProfileStore> store_;

@@ -109,17 +109,31 @@ TEST_F(DaemonServiceTest, SeatsRunAndAreControlled) {
   auto stopped = call("seat.stop", R"({"id":"local.echo"})");
   ASSERT_TRUE(stopped.isOk());
   EXPECT_FALSE(stopped->at("running").as_bool());
+  EXPECT_EQ(stopped->at("desired").as_string(), "stopped");
+  EXPECT_EQ(stopped->at("state").as_string(), "stopped");
+  // The desired state is part of the profile: a new revision, read back.
+  auto shown = call("seat.show", R"({"id":"local.echo"})");
+  ASSERT_TRUE(shown.isOk());
+  EXPECT_EQ(shown->at("profile").at("state").as_string(), "stopped");
+  EXPECT_GT(shown->at("revision").as_int64(), added->at("revision").as_int64());
+
+  auto slept = call("seat.sleep", R"({"id":"local.echo"})");
+  ASSERT_TRUE(slept.isOk()) << slept.status().toString();
+  EXPECT_FALSE(slept->at("running").as_bool());
+  EXPECT_EQ(slept->at("state").as_string(), "sleeping");
   auto started = call("seat.start", R"({"id":"local.echo"})");
   ASSERT_TRUE(started.isOk()) << started.status().toString();
   EXPECT_TRUE(started->at("running").as_bool());
+  EXPECT_EQ(started->at("desired").as_string(), "running");
 
-  // A seat of a runtime that is not built yet is registered but says why it does not run.
-  auto claude = call("seat.add", R"({"name":"C","id":"local.c","runtime":"claude",)"
-                                 R"("command":[],"cwd":")" +
-                                     dir_->join("c") + R"(","channels":[],"env":[]})");
-  ASSERT_TRUE(claude.isOk()) << claude.status().toString();
-  EXPECT_FALSE(claude->at("running").as_bool());
-  EXPECT_NE(json::serialize(claude->at("note")).find("only exec seats run"), std::string::npos);
+  // A seat of a runtime without a driver is registered but says why it does not run.
+  auto codex = call("seat.add", R"({"name":"C","id":"local.c","runtime":"codex",)"
+                                R"("command":[],"cwd":")" +
+                                    dir_->join("c") + R"(","channels":[],"env":[]})");
+  ASSERT_TRUE(codex.isOk()) << codex.status().toString();
+  EXPECT_FALSE(codex->at("running").as_bool());
+  EXPECT_NE(json::serialize(codex->at("note")).find("no driver yet"), std::string::npos)
+      << json::serialize(*codex);
 }
 
 TEST_F(DaemonServiceTest, BadRequestsAreNamedErrors) {

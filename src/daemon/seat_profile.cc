@@ -79,6 +79,25 @@ std::optional<RuntimeKind> parseRuntimeKind(std::string_view name) {
   return std::nullopt;
 }
 
+std::string_view desiredStateName(DesiredState state) {
+  switch (state) {
+    case DesiredState::kRunning:
+      return "running";
+    case DesiredState::kSleeping:
+      return "sleeping";
+    case DesiredState::kStopped:
+      return "stopped";
+  }
+  return "running";
+}
+
+std::optional<DesiredState> parseDesiredState(std::string_view name) {
+  for (DesiredState s : {DesiredState::kRunning, DesiredState::kSleeping, DesiredState::kStopped}) {
+    if (desiredStateName(s) == name) return s;
+  }
+  return std::nullopt;
+}
+
 Status validateSeatProfile(const SeatProfile& p) {
   if (p.name.empty() || p.name.size() > kMaxNameBytes || !wire::isValidUtf8(p.name) ||
       hasControl(p.name)) {
@@ -140,6 +159,7 @@ Result<std::string> encodeSeatProfile(const SeatProfile& p) {
   o["channels"] = toArray(p.channels);
   o["env"] = toArray(p.env);
   o["lifecycleUid"] = p.lifecycleUid;
+  o["state"] = std::string(desiredStateName(p.state));
   return json::serialize(o);
 }
 
@@ -179,6 +199,11 @@ Result<SeatProfile> decodeSeatProfile(std::string_view text) {
     } else if (key == "lifecycleUid") {
       SHOAL_ASSIGN_OR_RETURN(p.lifecycleUid, stringField(value, key));
       haveUid = true;
+    } else if (key == "state") {
+      SHOAL_ASSIGN_OR_RETURN(std::string state, stringField(value, key));
+      auto parsed = parseDesiredState(state);
+      if (!parsed) return badProfile("state is running, sleeping or stopped");
+      p.state = *parsed;
     } else {
       return badProfile("unknown key `" + std::string(key) + "`");
     }

@@ -11,7 +11,10 @@
 //    "role":"reviewer",              optional; the seat takes anycast work for it
 //    "channels":["team.backend"],    concrete channels joined at start
 //    "env":["ANTHROPIC_API_KEY"],    names of environment variables passed to the runtime
-//    "lifecycleUid":"…"}             [a-z0-9]{26,32}, minted once when the seat is added
+//    "lifecycleUid":"…",             [a-z0-9]{26,32}, minted once when the seat is added
+//    "state":"running"}              what the daemon keeps the seat at: running | sleeping |
+//                                    stopped (optional, default running; `seat start|sleep|
+//                                    stop` write it)
 //
 // Thread safety: value types and pure functions.
 // Lifetime: owns its strings.
@@ -29,9 +32,14 @@
 namespace shoal::daemon {
 
 enum class RuntimeKind { kExec, kClaude, kCodex, kOpenCode };
+// running: on the mesh with a Process; sleeping: on the mesh, admitting, no Process until a
+// fresh directed message; stopped: off the mesh (its messages wait in the broker).
+enum class DesiredState { kRunning, kSleeping, kStopped };
 
 std::string_view runtimeKindName(RuntimeKind kind);  // "exec" | "claude" | "codex" | "opencode"
 std::optional<RuntimeKind> parseRuntimeKind(std::string_view name);
+std::string_view desiredStateName(DesiredState state);  // "running" | "sleeping" | "stopped"
+std::optional<DesiredState> parseDesiredState(std::string_view name);
 
 // Bounds that keep one profile a small KV value.
 inline constexpr size_t kMaxCommandArgs = 64;
@@ -49,6 +57,7 @@ struct SeatProfile {
   std::vector<std::string> channels;
   std::vector<std::string> env;
   std::string lifecycleUid;
+  DesiredState state = DesiredState::kRunning;
 
   bool operator==(const SeatProfile&) const = default;
 };

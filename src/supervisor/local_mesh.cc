@@ -5,6 +5,8 @@
 #include <thread>
 
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -62,6 +64,14 @@ bool isOurBroker(pid_t pid, const std::string& storeDir) {
   return (*args)[0].find("nats-server") != std::string::npos && argsContain(*args, storeDir);
 }
 
+// Is `pid` the seat daemon (`shoal daemon run`) a supervisor started for this space?
+bool isOurDaemon(pid_t pid, const std::string& space) {
+  auto args = processCommandLine(pid);
+  if (!args.isOk() || args->size() < 3) return false;
+  return (*args)[1] == "daemon" && (*args)[2] == "run" && argsContain(*args, "--space") &&
+         argsContain(*args, space);
+}
+
 // Is `pid` the planes process (`shoal serve`) a supervisor started for this space?
 bool isOurPlanes(pid_t pid, const std::string& space) {
   auto args = processCommandLine(pid);
@@ -74,6 +84,23 @@ std::string tailOf(const std::string& path, size_t maxBytes = 2000) {
   if (!text.isOk()) return "";
   if (text->size() > maxBytes) return "…" + text->substr(text->size() - maxBytes);
   return *text;
+}
+
+// Polls the seat daemon's control socket until it accepts a connection or `timeout` passes.
+bool waitForDaemon(const MeshPaths& paths, milliseconds timeout) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (paths.controlSocket.size() >= sizeof addr.sun_path) return false;
+  std::memcpy(addr.sun_path, paths.controlSocket.c_str(), paths.controlSocket.size() + 1);
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    bool up = fd >= 0 && ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0;
+    if (fd >= 0) ::close(fd);
+    if (up) return true;
+    std::this_thread::sleep_for(kPollInterval);
+  }
+  return false;
 }
 
 // Polls the manager plane's liveness until it answers `bound` or `timeout` passes.
@@ -113,6 +140,12 @@ bool waitUntilGoneOrKill(pid_t pid, milliseconds timeout) {
 // whose command lines prove they are this space's; returns whether any was found.
 bool stopOrphans(const MeshRecord& record, const std::string& space, milliseconds timeout) {
   bool found = false;
+  auto daemonPid = static_cast<pid_t>(record.daemonPid);
+  if (isOurDaemon(daemonPid, space)) {
+    found = true;
+    (void)signalProcess(daemonPid, SIGTERM);
+    (void)waitUntilGoneOrKill(daemonPid, timeout);
+  }
   auto planesPid = static_cast<pid_t>(record.servePid);
   if (isOurPlanes(planesPid, space)) {
     found = true;
@@ -136,19 +169,25 @@ Result<std::string> findNatsServer(const std::string& configured) {
 
 namespace {
 
-// The planes process (`shoal serve`) for this mesh, restarted like the broker. It is optional
-// to the mesh: if it crash-loops the broker stays up and `shoal status` shows the manager plane
-// as unbound.
-class PlanesProcess {
+// A process the supervisor runs beside the broker — the planes (`shoal serve`) and the seat
+// daemon (`shoal daemon run`) — restarted like the broker. Each is optional to the mesh: if one
+// crash-loops the broker stays up and `shoal status` shows what is missing.
+class ServiceProcess {
  public:
-  PlanesProcess(const MeshPaths& paths, const std::string& url) : paths_(paths), url_(url) {}
+  ServiceProcess(std::string name, std::vector<std::string> args, std::string logPath,
+                 std::string space)
+      : name_(std::move(name)),
+        args_(std::move(args)),
+        logPath_(std::move(logPath)),
+        space_(std::move(space)) {}
 
   Status start() {
     SHOAL_ASSIGN_OR_RETURN(std::string self, selfExecutablePath());
     SpawnOptions spawn;
-    spawn.argv = {self, "serve", "--space", paths_.space, "--server", url_};
-    spawn.stdoutTarget = StdioTarget::appendTo(paths_.planesLog);
-    spawn.stderrTarget = StdioTarget::appendTo(paths_.planesLog);
+    spawn.argv = {self};
+    spawn.argv.insert(spawn.argv.end(), args_.begin(), args_.end());
+    spawn.stdoutTarget = StdioTarget::appendTo(logPath_);
+    spawn.stderrTarget = StdioTarget::appendTo(logPath_);
     auto child = Subprocess::spawn(spawn);
     if (!child.isOk()) return child.status();
     process_.emplace(std::move(child).value());
@@ -164,12 +203,11 @@ class PlanesProcess {
     if (process_ && process_->running()) {
       auto exited = process_->poll();
       if (!exited.isOk() || !exited->has_value()) return process_->pid();
-      log::warn("mesh {}: shoal serve exited ({}); log: {}", paths_.space, (*exited)->toString(),
-                paths_.planesLog);
+      log::warn("mesh {}: {} exited ({}); log: {}", space_, name_, (*exited)->toString(), logPath_);
       process_.reset();
       if (!policy_.crashed(now)) {
-        log::error("mesh {}: shoal serve keeps crashing; not restarting it (see {})", paths_.space,
-                   paths_.planesLog);
+        log::error("mesh {}: {} keeps crashing; not restarting it (see {})", space_, name_,
+                   logPath_);
         gaveUp_ = true;
         return 0;
       }
@@ -177,7 +215,7 @@ class PlanesProcess {
     if (!process_ && now >= policy_.nextStartAt()) {
       Status st = start();
       if (!st.isOk()) {
-        log::warn("mesh {}: starting shoal serve: {}", paths_.space, st.toString());
+        log::warn("mesh {}: starting {}: {}", space_, name_, st.toString());
         if (!policy_.crashed(now)) gaveUp_ = true;
         return 0;
       }
@@ -186,13 +224,15 @@ class PlanesProcess {
     return 0;
   }
 
-  void stop() {
-    if (process_ && process_->running()) (void)process_->terminate(std::chrono::seconds(5));
+  void stop(std::chrono::milliseconds grace) {
+    if (process_ && process_->running()) (void)process_->terminate(grace);
   }
 
  private:
-  const MeshPaths& paths_;
-  std::string url_;
+  const std::string name_;
+  const std::vector<std::string> args_;
+  const std::string logPath_;
+  const std::string space_;
   std::optional<Subprocess> process_;
   RestartPolicy policy_;
   bool gaveUp_ = false;
@@ -205,8 +245,20 @@ Status superviseUntilStopped(const MeshPaths& paths, const UpOptions& options,
   FileSystem& fs = FileSystem::posix();
   RestartPolicy brokerPolicy;
   brokerPolicy.started(std::chrono::steady_clock::now());
-  std::optional<PlanesProcess> planes;
-  if (options.withPlanes) planes.emplace(paths, record.url);
+  std::optional<ServiceProcess> planes;
+  if (options.withPlanes) {
+    planes.emplace(
+        "shoal serve",
+        std::vector<std::string>{"serve", "--space", paths.space, "--server", record.url},
+        paths.planesLog, paths.space);
+  }
+  std::optional<ServiceProcess> daemon;
+  if (options.withDaemon) {
+    daemon.emplace(
+        "shoal daemon",
+        std::vector<std::string>{"daemon", "run", "--space", paths.space, "--server", record.url},
+        paths.daemonLog, paths.space);
+  }
   bool brokerDown = false;
   Status outcome;
 
@@ -220,6 +272,13 @@ Status superviseUntilStopped(const MeshPaths& paths, const UpOptions& options,
       auto pid = planes->tend();
       if (pid != record.servePid) {
         record.servePid = pid;
+        rewrite();
+      }
+    }
+    if (daemon && !brokerDown) {
+      auto pid = daemon->tend();
+      if (pid != record.daemonPid) {
+        record.daemonPid = pid;
         rewrite();
       }
     }
@@ -256,7 +315,11 @@ Status superviseUntilStopped(const MeshPaths& paths, const UpOptions& options,
       rewrite();
     }
   }
-  if (planes) planes->stop();
+  // The daemon first (its seats stop their runtimes within its own 5 s deadline), then the
+  // planes, then (the caller) the broker.
+  if (daemon) daemon->stop(std::chrono::seconds(8));
+  if (planes) planes->stop(std::chrono::seconds(5));
+  record.daemonPid = 0;
   record.servePid = 0;
   return outcome;
 }
@@ -358,6 +421,7 @@ Result<UpOutcome> startDetached(const MeshPaths& paths, const UpOptions& options
                 "--nats-server",
                 binary};
   if (!options.withPlanes) spawn.argv.push_back("--no-planes");
+  if (!options.withDaemon) spawn.argv.push_back("--no-daemon");
   spawn.stdoutTarget = StdioTarget::appendTo(paths.supervisorLog);
   spawn.stderrTarget = StdioTarget::appendTo(paths.supervisorLog);
   spawn.newSession = true;
@@ -371,6 +435,7 @@ Result<UpOutcome> startDetached(const MeshPaths& paths, const UpOptions& options
       outcome.record = *record;
       child->release();  // it lives on in its own session
       if (options.withPlanes) outcome.managerBound = waitForManager(*record, options.readyTimeout);
+      if (options.withDaemon) outcome.daemonReady = waitForDaemon(paths, options.readyTimeout);
       return outcome;
     }
     auto exited = child->poll();

@@ -5,9 +5,10 @@
 // 127.0.0.1 (the preferred port, else the next free one) with its store under
 // MeshPaths::brokerStoreDir, writes the MeshRecord once the broker accepts connections, restarts
 // the broker if it dies (backoff 0.5 s doubling to 8 s; more than 5 crashes in 60 s gives up),
-// runs the space's planes (`shoal serve`) beside it, restarted the same way (if they crash-loop
-// the broker stays up), and on SIGTERM/SIGINT stops the planes, then the broker, and removes
-// the record. Later issues add the seat daemon and the dashboard to the same supervisor.
+// runs the space's planes (`shoal serve`) and seat daemon (`shoal daemon run`) beside it,
+// restarted the same way (if one crash-loops the broker stays up), and on SIGTERM/SIGINT stops
+// the daemon, then the planes, then the broker, and removes the record. A later issue adds the
+// dashboard to the same supervisor.
 //
 // `shoal down` only stops what a supervisor started: it checks the recorded pids' command
 // lines before signalling anything, so a reused pid or a foreign broker is never touched.
@@ -30,6 +31,7 @@ struct UpOptions {
   int preferredPort = 4222;  // 4222 or the next free port (DESIGN.md §9)
   std::string natsServer;    // empty: find nats-server on PATH or in /usr/sbin
   bool withPlanes = true;    // also run `shoal serve` (the manager plane) for the space
+  bool withDaemon = true;    // also run `shoal daemon run` (the seats) for the space
   std::chrono::milliseconds readyTimeout{20'000};
 };
 
@@ -45,6 +47,8 @@ struct UpOutcome {
   bool replacedStaleRecord = false;
   // With planes: the manager plane answered its liveness probe `bound` before `up` returned.
   bool managerBound = false;
+  // With the daemon: its control socket answered before `up` returned.
+  bool daemonReady = false;
 };
 
 // `shoal up`: finds a running local mesh, or detaches a new supervisor and waits until its

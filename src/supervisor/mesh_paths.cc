@@ -34,6 +34,11 @@ Result<MeshPaths> MeshPaths::resolve(std::string_view space) {
   p.brokerLog = p.logDir + "/" + p.space + "-broker.log";
   p.supervisorLog = p.logDir + "/" + p.space + "-supervisor.log";
   p.planesLog = p.logDir + "/" + p.space + "-planes.log";
+  p.daemonLog = p.logDir + "/" + p.space + "-daemon.log";
+  std::string runtimeDir = envOr("XDG_RUNTIME_DIR", "");
+  p.controlSocket = !runtimeDir.empty() && runtimeDir.front() == '/'
+                        ? runtimeDir + "/shoal/" + p.space + ".sock"
+                        : p.stateDir + "/run/" + p.space + ".sock";
   return p;
 }
 

@@ -28,6 +28,10 @@ struct MeshPaths {
   std::string brokerLog;
   std::string supervisorLog;
   std::string planesLog;
+  std::string daemonLog;
+  // The seat daemon's control socket: $XDG_RUNTIME_DIR/shoal/<space>.sock when XDG_RUNTIME_DIR
+  // is an absolute path, else <stateDir>/run/<space>.sock.
+  std::string controlSocket;
 
   // Fails (kFailedPrecondition) only when neither XDG variables nor HOME are set.
   static Result<MeshPaths> resolve(std::string_view space);

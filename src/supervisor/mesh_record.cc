@@ -16,6 +16,7 @@ std::string encodeMeshRecord(const MeshRecord& r) {
   o["brokerPid"] = r.brokerPid;
   o["supervisorPid"] = r.supervisorPid;
   o["servePid"] = r.servePid;
+  o["daemonPid"] = r.daemonPid;
   o["startedAtMs"] = r.startedAtMs;
   o["mode"] = r.mode;
   return json::serialize(o) + "\n";
@@ -56,6 +57,7 @@ Result<MeshRecord> decodeMeshRecord(std::string_view text, std::string_view path
     return bad("missing a number field");
   }
   if (o.contains("servePid") && !num("servePid", r.servePid)) return bad("bad servePid");
+  if (o.contains("daemonPid") && !num("daemonPid", r.daemonPid)) return bad("bad daemonPid");
   r.port = static_cast<int>(port);
   return r;
 }

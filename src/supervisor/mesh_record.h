@@ -7,7 +7,7 @@
 //    "storeDir":"…/broker","brokerPid":124,"supervisorPid":123,"servePid":125,
 //    "startedAtMs":1764500000000,"mode":"open"}
 //
-// `servePid` may be absent (read as 0).
+// `servePid` and `daemonPid` may be absent (read as 0).
 //
 // Unknown fields are ignored on read; a file that is not this shape is refused with kDataLoss
 // naming the file and the remedy (`shoal down --force` removes it).
@@ -32,7 +32,8 @@ struct MeshRecord {
   std::string storeDir;
   int64_t brokerPid = 0;
   int64_t supervisorPid = 0;
-  int64_t servePid = 0;  // the planes process (`shoal serve`); 0 while it is not running
+  int64_t servePid = 0;   // the planes process (`shoal serve`); 0 while it is not running
+  int64_t daemonPid = 0;  // the seat daemon (`shoal daemon run`); 0 while it is not running
   int64_t startedAtMs = 0;
   std::string mode = "open";  // "open": owner `local`, no authentication (dev mode)
 

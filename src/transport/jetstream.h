@@ -126,7 +126,7 @@ struct StoredMessage {
   std::string subject{};
   uint64_t seq = 0;
   int64_t timeMs = 0;  // when the stream stored it (Unix epoch ms)
-  std::string data{};
+  std::string data{};  // the payload, decoded
 };
 
 struct JetStreamOptions {

@@ -16,7 +16,7 @@ namespace json = boost::json;
 class CliDaemonTest : public CliTest {};
 
 TEST_F(CliDaemonTest, SeatRegistryThroughTheDaemon) {
-  ASSERT_EQ(up().code, 0);
+  ASSERT_EQ(upWithoutDaemon().code, 0);
   CliRun none = shoal({"seat", "list"});
   EXPECT_EQ(none.code, 1);
   EXPECT_NE(none.err.find("shoal daemon run"), std::string::npos) << none.err;

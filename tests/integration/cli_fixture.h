@@ -139,6 +139,8 @@ class CliTest : public ::testing::Test {
   }
 
   CliRun up() { return shoal({"up", "--port", std::to_string(port_)}); }
+  // For tests that run their own `shoal daemon run` in the foreground.
+  CliRun upWithoutDaemon() { return shoal({"up", "--port", std::to_string(port_), "--no-daemon"}); }
 
   std::string recordPath() const { return home_->join("state") + "/shoal/meshes/itest.json"; }
 

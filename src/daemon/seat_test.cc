@@ -1,11 +1,14 @@
 // ExecSeat against a real nats-server and manager plane: a DM to an exec seat reaches the
 // runtime's stdin exactly once (also across a seat restart), with a receipt; inflight owners of
 // a previous daemon end failed, never replayed.
-#include "daemon/exec_seat.h"
+#include "daemon/seat.h"
 
 #include <boost/json.hpp>
 
+#include "base/clock.h"
 #include "base/file_system.h"
+#include "journal/ownership_journal.h"
+#include "mesh/endpoint.h"
 #include "testing/eventually.h"
 #include "testing/managed_space.h"
 #include "testing/temp_dir.h"
@@ -26,7 +29,7 @@ size_t occurrences(const std::string& haystack, const std::string& needle) {
   return n;
 }
 
-class ExecSeatTest : public shoal::testing::ManagedSpaceTest {
+class SeatTest : public shoal::testing::ManagedSpaceTest {
  protected:
   void SetUp() override {
     ManagedSpaceTest::SetUp();
@@ -60,8 +63,11 @@ class ExecSeatTest : public shoal::testing::ManagedSpaceTest {
     return p;
   }
 
-  std::unique_ptr<ExecSeat> startSeat() {
-    auto seat = ExecSeat::start(profile(), ExecSeatOptions{server_->url(), "main"});
+  std::unique_ptr<Seat> startSeat(SeatProfile p) {
+    SeatOptions so;
+    so.url = server_->url();
+    so.space = "main";
+    auto seat = Seat::open(p, so);
     EXPECT_TRUE(seat.isOk()) << seat.status().toString();
     return seat.isOk() ? std::move(seat).value() : nullptr;
   }
@@ -74,8 +80,8 @@ class ExecSeatTest : public shoal::testing::ManagedSpaceTest {
   std::unique_ptr<mesh::Endpoint> alice_;
 };
 
-TEST_F(ExecSeatTest, DmIsSurfacedOnceWithAReceipt) {
-  auto seat = startSeat();
+TEST_F(SeatTest, DmIsSurfacedOnceWithAReceipt) {
+  auto seat = startSeat(profile());
   ASSERT_NE(seat, nullptr);
   auto sent = alice_->sendDirect("local.reviewer", "please review PR 12");
   ASSERT_TRUE(sent.isOk()) << sent.status().toString();
@@ -84,8 +90,8 @@ TEST_F(ExecSeatTest, DmIsSurfacedOnceWithAReceipt) {
   })) << runtimeLog();
   EXPECT_NE(runtimeLog().find("=== shoal delivery for Reviewer (local.reviewer)"),
             std::string::npos);
-  ASSERT_TRUE(eventually([&] { return seat->counters().receipts == 1; }));
-  EXPECT_EQ(seat->counters().surfaced, 1u);
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.receipts == 1; }));
+  EXPECT_EQ(seat->snapshot().counters.surfaced, 1u);
 
   // The receipt is stored for the sender.
   auto rcpt = js_->findMessage("WAKE_main", 1, "cotal.main.rcpt.local.alice.>");
@@ -95,7 +101,7 @@ TEST_F(ExecSeatTest, DmIsSurfacedOnceWithAReceipt) {
   // Restarted on the same journal: nothing is surfaced twice; the next DM still arrives.
   seat->stop();
   seat.reset();
-  seat = startSeat();
+  seat = startSeat(profile());
   ASSERT_NE(seat, nullptr);
   ASSERT_TRUE(alice_->sendDirect("local.reviewer", "second request").isOk());
   ASSERT_TRUE(eventually([&] { return runtimeLog().find("second request") != std::string::npos; }));
@@ -107,7 +113,7 @@ TEST_F(ExecSeatTest, DmIsSurfacedOnceWithAReceipt) {
   }));
 }
 
-TEST_F(ExecSeatTest, InflightOfAPreviousDaemonFailsWithoutReplay) {
+TEST_F(SeatTest, InflightOfAPreviousDaemonFailsWithoutReplay) {
   {
     ASSERT_TRUE(FileSystem::posix().createDirs(profile().cwd).isOk());
     auto journal =
@@ -120,24 +126,28 @@ TEST_F(ExecSeatTest, InflightOfAPreviousDaemonFailsWithoutReplay) {
     op.dispatching = true;
     ASSERT_TRUE((*journal)->admit(op).isOk());
   }
-  auto seat = startSeat();
+  auto seat = startSeat(profile());
   ASSERT_NE(seat, nullptr);
-  EXPECT_EQ(seat->counters().failed, 1u);
+  EXPECT_EQ(seat->snapshot().counters.failed, 1u);
   seat->stop();
   auto view = journal::OwnershipJournal::inspect(FileSystem::posix(), profile().cwd);
   ASSERT_TRUE(view.isOk());
   ASSERT_EQ(view->tombstones.size(), 1u);
   EXPECT_EQ(view->tombstones[0].state, journal::OwnerState::kFailed);
-  EXPECT_EQ(view->tombstones[0].reason, "no-read-reconciliation");
+  EXPECT_EQ(view->tombstones[0].reason.rfind("no-read-reconciliation", 0), 0u)
+      << view->tombstones[0].reason;
   EXPECT_EQ(runtimeLog().find("m-inflight"), std::string::npos);
 }
 
-TEST_F(ExecSeatTest, OnlyExecRuntimesRunToday) {
+TEST_F(SeatTest, ARuntimeWithoutADriverIsParkedWithTheReason) {
   SeatProfile p = profile();
-  p.runtime = RuntimeKind::kClaude;
-  auto seat = ExecSeat::start(p, ExecSeatOptions{server_->url(), "main"});
-  ASSERT_FALSE(seat.isOk());
-  EXPECT_EQ(seat.status().reason(), "runtime-not-built");
+  p.runtime = RuntimeKind::kCodex;
+  auto seat = startSeat(p);
+  ASSERT_NE(seat, nullptr);
+  SeatSnapshot snap = seat->snapshot();
+  EXPECT_FALSE(snap.processRunning);
+  EXPECT_EQ(snap.state, "parked");
+  EXPECT_NE(snap.note.find("no driver yet"), std::string::npos) << snap.note;
 }
 
 }  // namespace

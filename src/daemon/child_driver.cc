@@ -1,0 +1,88 @@
+#include "daemon/child_driver.h"
+
+#include <csignal>
+#include <cstring>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "base/log.h"
+
+namespace shoal::daemon {
+namespace {
+
+constexpr std::chrono::milliseconds kStdinWriteTimeout{10000};
+
+}  // namespace
+
+Status ChildDriver::spawn(const SeatProfile& profile, std::vector<std::string> argv) {
+  logFd_ = ::open(spec_.runtimeLogPath.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  if (logFd_ < 0) {
+    return unavailable("runtime-log-unwritable", "cannot open the runtime log " +
+                                                     spec_.runtimeLogPath + ": " +
+                                                     std::string(std::strerror(errno)));
+  }
+  runtime::ChildOptions co;
+  co.argv = std::move(argv);
+  co.cwd = profile.cwd;
+  co.envAllowList = profile.env;
+  co.envAllowList->push_back("PATH");
+  co.envAllowList->push_back("HOME");
+  co.env = {{"SHOAL_SEAT", profile.principal.dotForm()}, {"SHOAL_SPACE", spec_.space}};
+  co.stderrTarget = runtime::StderrTarget::appendTo(spec_.runtimeLogPath);
+  SHOAL_ASSIGN_OR_RETURN(child_, runtime::ChildProcess::spawn(co));
+  reader_ = std::thread([this] { readerMain(); });
+  return Status::ok();
+}
+
+ChildDriver::~ChildDriver() {
+  if (child_ && !killed_.load()) kill(std::chrono::milliseconds(0));
+  if (reader_.joinable()) reader_.join();
+  if (logFd_ >= 0) ::close(logFd_);
+}
+
+runtime::StdinWrite ChildDriver::handoff(const Handoff& handoff) {
+  return child_->writeStdin(frame(handoff), kStdinWriteTimeout);
+}
+
+void ChildDriver::closeInput() {
+  child_->closeStdin();
+}
+
+void ChildDriver::kill(std::chrono::milliseconds grace) {
+  killed_.store(true);
+  child_->closeStdin();
+  (void)child_->terminate(grace);
+}
+
+void ChildDriver::emit(DriverEvent event) {
+  event.generation = spec_.generation;
+  if (spec_.sink) spec_.sink(std::move(event));
+}
+
+void ChildDriver::appendToLog(std::string_view bytes) {
+  if (logFd_ < 0) return;
+  while (!bytes.empty()) {
+    ssize_t n = ::write(logFd_, bytes.data(), bytes.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;  // a full disk loses transcript, never delivery state
+    bytes.remove_prefix(static_cast<size_t>(n));
+  }
+}
+
+void ChildDriver::readerMain() {
+  std::string fault = readOutput(child_->takeStdout());
+  if (!fault.empty()) {
+    // The stream can no longer prove what the runtime did: the generation is over.
+    log::warn("runtime {} (pid {}): {}", child_->program(), child_->pid(), fault);
+    (void)child_->signalGroup(SIGKILL);
+  }
+  DriverEvent exited;
+  exited.kind = DriverEvent::Kind::kExited;
+  exited.detail = fault;
+  auto status = child_->wait();
+  if (status.isOk()) exited.exit = *status;
+  emit(std::move(exited));
+}
+
+}  // namespace shoal::daemon

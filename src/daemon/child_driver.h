@@ -1,0 +1,57 @@
+// ChildDriver: what every stdio runtime driver shares — the child in its own process group,
+// the stdin writer, the runtime log (stdout transcript + stderr), the reader thread and the
+// single kExited event that closes a generation (runtime_driver.h).
+//
+// Subclasses choose how stdout is read: `readOutput()` runs on the reader thread and returns
+// the transport fault that ended it ("" on a clean EOF). After it returns the child is waited
+// for and kExited is reported exactly once, carrying the exit status and the fault.
+//
+// Thread safety: as RuntimeDriver; emit() may be called from the reader thread.
+// Lifetime: the destructor kills the group (if the subclass did not), then joins the reader.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "daemon/runtime_driver.h"
+#include "runtime/child_process.h"
+#include "runtime/fd.h"
+
+namespace shoal::daemon {
+
+class ChildDriver : public RuntimeDriver {
+ public:
+  ~ChildDriver() override;
+
+  runtime::StdinWrite handoff(const Handoff& handoff) override;
+  void closeInput() override;
+  void kill(std::chrono::milliseconds grace) override;
+  pid_t pid() const override { return child_->pid(); }
+
+ protected:
+  ChildDriver(LaunchSpec spec) : spec_(std::move(spec)) {}
+  // Spawns `argv` in `cwd` with the profile's env allow-list and starts the reader thread.
+  Status spawn(const SeatProfile& profile, std::vector<std::string> argv);
+  // The bytes one handoff puts on stdin.
+  virtual std::string frame(const Handoff& handoff) const = 0;
+  // Runs on the reader thread; returns the transport fault that ended the stream ("" = EOF).
+  virtual std::string readOutput(runtime::UniqueFd out) = 0;
+
+  void emit(DriverEvent event);
+  // Appends `bytes` to the runtime log (reader thread).
+  void appendToLog(std::string_view bytes);
+
+  const LaunchSpec spec_;
+  std::unique_ptr<runtime::ChildProcess> child_;
+
+ private:
+  void readerMain();
+
+  int logFd_ = -1;
+  std::thread reader_;
+  std::atomic<bool> killed_{false};
+};
+
+}  // namespace shoal::daemon

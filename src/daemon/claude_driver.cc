@@ -1,0 +1,111 @@
+// The `claude` driver: Claude Code in headless stream-json mode (claude_stream.h). Each handoff
+// is one `type:user` stdin line whose `uuid` is the handoff id; the runtime acknowledges it by
+// replaying that uuid (or, on 2.1.332+, `command_lifecycle` started) and ends each turn with
+// one `result`. Every stdout line is appended to the runtime log verbatim.
+#include "daemon/claude_driver.h"
+
+#include "base/mutex.h"
+#include "daemon/child_driver.h"
+#include "daemon/claude_stream.h"
+#include "runtime/byte_source.h"
+#include "runtime/line_reader.h"
+
+namespace shoal::daemon {
+namespace {
+
+class ClaudeDriver final : public ChildDriver {
+ public:
+  explicit ClaudeDriver(LaunchSpec spec) : ChildDriver(std::move(spec)) {}
+  using ChildDriver::spawn;
+  bool surfacedOnWrite() const override { return false; }
+  std::string sessionId() const override {
+    MutexLock lock(mu_);
+    return session_;
+  }
+
+ private:
+  std::string frame(const Handoff& handoff) const override {
+    return claudeUserLine(handoff.handoffId, handoff.text);
+  }
+
+  std::string readOutput(runtime::UniqueFd out) override {
+    auto source = runtime::FdByteSource::create(std::move(out));
+    if (!source.isOk()) return source.status().toString();
+    runtime::LineReaderOptions ro;
+    ro.streamName = "stdout of claude (pid " + std::to_string(pid()) + ")";
+    runtime::LineReader reader(std::move(source).value(), ro);
+    while (true) {
+      auto line = reader.next();
+      if (!line.isOk()) return line.status().toString();
+      if (!line->has_value()) return "";
+      appendToLog(**line + "\n");
+      if ((*line)->empty()) continue;
+      auto parsed = parseClaudeLine(**line);
+      if (!parsed.isOk()) return parsed.status().toString();
+      handle(*parsed);
+    }
+  }
+
+  void handle(const ClaudeLine& line) {
+    if (!line.sessionId.empty()) {
+      MutexLock lock(mu_);
+      session_ = line.sessionId;
+    }
+    DriverEvent e;
+    switch (line.kind) {
+      case ClaudeLine::Kind::kInit:
+        e.kind = DriverEvent::Kind::kTurnStarted;
+        break;
+      case ClaudeLine::Kind::kReplay:
+      case ClaudeLine::Kind::kAckStarted:
+        e.kind = DriverEvent::Kind::kAck;
+        e.handoffId = line.uuid;
+        break;
+      case ClaudeLine::Kind::kResult:
+        e.kind = DriverEvent::Kind::kTurnEnded;
+        e.isError = line.isError;
+        e.detail = line.detail;
+        e.condition = line.condition;
+        break;
+      case ClaudeLine::Kind::kRetry:
+        e.kind = DriverEvent::Kind::kCondition;
+        e.detail = line.detail;
+        e.condition = line.condition;
+        break;
+      case ClaudeLine::Kind::kWork:
+        e.kind = DriverEvent::Kind::kWork;
+        break;
+      case ClaudeLine::Kind::kOther:
+        return;
+    }
+    emit(std::move(e));
+  }
+
+  mutable Mutex mu_;
+  std::string session_ SHOAL_GUARDED_BY(mu_);
+};
+
+}  // namespace
+
+std::vector<std::string> claudeArgv(const SeatProfile& profile, const LaunchSpec& spec) {
+  std::vector<std::string> argv = profile.command;
+  if (argv.empty()) argv = {"claude"};
+  for (const char* flag : {"-p", "--input-format", "stream-json", "--output-format", "stream-json",
+                           "--verbose", "--replay-user-messages"})
+    argv.emplace_back(flag);
+  if (!spec.resumeSession.empty()) {
+    argv.emplace_back("--resume");
+    argv.push_back(spec.resumeSession);
+  }
+  return argv;
+}
+
+Result<std::unique_ptr<RuntimeDriver>> launchClaudeDriver(const SeatProfile& profile,
+                                                          LaunchSpec spec) {
+  auto argv = claudeArgv(profile, spec);
+  auto driver = std::make_unique<ClaudeDriver>(std::move(spec));
+  SHOAL_RETURN_IF_ERROR(driver->spawn(profile, std::move(argv)));
+  return std::unique_ptr<RuntimeDriver>(std::move(driver));
+}
+
+}  // namespace shoal::daemon

@@ -1,0 +1,324 @@
+// A seat running the fake Claude Code CLI (tests/fakes/fake_claude) against a real nats-server
+// and manager plane: surfaced only on the replayed uuid, turn ends, mid-turn continuation,
+// sleeping seats and cold start, unexpected exits, error results, strong stops. The fake's own
+// log is the witness of what the runtime read.
+#include <algorithm>
+#include <thread>
+
+#include <boost/json.hpp>
+
+#include "base/clock.h"
+#include "base/file_system.h"
+#include "daemon/seat.h"
+#include "journal/ownership_journal.h"
+#include "mesh/endpoint.h"
+#include "testing/eventually.h"
+#include "testing/managed_space.h"
+#include "testing/temp_dir.h"
+
+#include <gtest/gtest.h>
+
+namespace shoal::daemon {
+namespace {
+
+namespace json = boost::json;
+using shoal::testing::eventually;
+using std::chrono::milliseconds;
+
+struct FakeLine {
+  std::string event;
+  int pid = 0;
+  std::string uuid;
+  std::string content;
+  bool isError = false;
+};
+
+class ClaudeSeatTest : public shoal::testing::ManagedSpaceTest {
+ protected:
+  void SetUp() override {
+    ManagedSpaceTest::SetUp();
+    if (HasFatalFailure()) return;
+    auto dir = shoal::testing::TempDir::create("claude-seat");
+    ASSERT_TRUE(dir.isOk());
+    dir_.emplace(std::move(dir).value());
+    mesh::EndpointOptions ao;
+    ao.servers = {server_->url()};
+    ao.principal = wire::Principal{"local", "alice"};
+    ao.receiveDirect = false;
+    ao.onWarning = [](const Status&) {};
+    auto alice = mesh::Endpoint::open(ao);
+    ASSERT_TRUE(alice.isOk()) << alice.status().toString();
+    alice_ = std::move(alice).value();
+  }
+
+  void TearDown() override {
+    alice_.reset();
+    ManagedSpaceTest::TearDown();
+  }
+
+  SeatProfile profile(std::vector<std::string> extra = {}) {
+    SeatProfile p;
+    p.name = "Reviewer";
+    p.principal = wire::Principal{"local", "reviewer"};
+    p.runtime = RuntimeKind::kClaude;
+    p.command = {FAKE_CLAUDE_BINARY, "--fake-log", fakeLog()};
+    p.command.insert(p.command.end(), extra.begin(), extra.end());
+    p.cwd = dir_->join("reviewer");
+    p.lifecycleUid = "abcdefghijklmnopqrstuvwxyz";
+    return p;
+  }
+
+  std::unique_ptr<Seat> open(const SeatProfile& p, SeatMode mode = SeatMode::kRunning) {
+    SeatOptions so;
+    so.url = server_->url();
+    so.space = "main";
+    so.mode = mode;
+    so.restartBackoff = milliseconds(50);
+    so.stopGrace = milliseconds(1500);
+    auto seat = Seat::open(p, so);
+    EXPECT_TRUE(seat.isOk()) << seat.status().toString();
+    return seat.isOk() ? std::move(seat).value() : nullptr;
+  }
+
+  std::string fakeLog() { return dir_->join("fake.log"); }
+
+  std::vector<FakeLine> fakeLines(const std::string& event) {
+    std::vector<FakeLine> out;
+    std::string text = FileSystem::posix().readFile(fakeLog()).valueOr("");
+    size_t start = 0;
+    while (start < text.size()) {
+      size_t end = text.find('\n', start);
+      if (end == std::string::npos) end = text.size();
+      boost::system::error_code ec;
+      json::value v = json::parse(std::string_view(text).substr(start, end - start), ec);
+      start = end + 1;
+      if (ec || !v.is_object()) continue;
+      const json::object& o = v.as_object();
+      FakeLine line;
+      line.event = std::string(o.at("event").as_string());
+      if (line.event != event) continue;
+      line.pid = static_cast<int>(o.at("pid").to_number<int64_t>());
+      if (const auto* u = o.if_contains("uuid"); u != nullptr && u->is_string())
+        line.uuid = std::string(u->as_string());
+      if (const auto* c = o.if_contains("content"); c != nullptr && c->is_string())
+        line.content = std::string(c->as_string());
+      if (const auto* e = o.if_contains("is_error"); e != nullptr && e->is_bool())
+        line.isError = e->as_bool();
+      out.push_back(std::move(line));
+    }
+    return out;
+  }
+
+  // How many `input` lines (what the runtime read) mention `text`.
+  size_t inputsWith(const std::string& text) {
+    auto inputs = fakeLines("input");
+    return static_cast<size_t>(std::count_if(inputs.begin(), inputs.end(), [&](const FakeLine& l) {
+      return l.content.find(text) != std::string::npos;
+    }));
+  }
+
+  // Every lifecycle event of the seat so far, as JSON objects.
+  std::vector<json::object> wakeEvents() {
+    std::vector<json::object> out;
+    uint64_t seq = 1;
+    while (true) {
+      auto m = js_->findMessage("WAKE_main", seq, "cotal.main.wake.local.reviewer");
+      if (!m.isOk()) break;
+      boost::system::error_code ec;
+      json::value v = json::parse(m->data, ec);
+      EXPECT_FALSE(ec) << "wake event " << m->seq << " on " << m->subject << ": " << m->data;
+      if (!ec && v.is_object()) out.push_back(v.as_object());
+      seq = m->seq + 1;
+    }
+    return out;
+  }
+  bool hasEvent(const std::string& kind) {
+    auto events = wakeEvents();
+    return std::any_of(events.begin(), events.end(),
+                       [&](const json::object& o) { return o.at("kind").as_string() == kind; });
+  }
+
+  std::optional<journal::OwnershipRecord> tombstone(const std::string& id) {
+    auto view = journal::OwnershipJournal::inspect(FileSystem::posix(), profile().cwd);
+    if (!view.isOk()) return std::nullopt;
+    for (auto& t : view->tombstones) {
+      if (t.id == id) return t;
+    }
+    return std::nullopt;
+  }
+
+  std::string send(const std::string& text) {
+    auto sent = alice_->sendDirect("local.reviewer", text);
+    EXPECT_TRUE(sent.isOk()) << sent.status().toString();
+    return sent.isOk() ? sent->stored.messageId : std::string();
+  }
+
+  std::optional<shoal::testing::TempDir> dir_;
+  std::unique_ptr<mesh::Endpoint> alice_;
+};
+
+TEST_F(ClaudeSeatTest, DmIsSurfacedOnTheReplayedUuidExactlyOnce) {
+  auto seat = open(profile());
+  ASSERT_NE(seat, nullptr);
+  const std::string id = send("please review PR 12");
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.surfaced == 1; }));
+  ASSERT_TRUE(eventually([&] { return hasEvent("turn-completed"); }));
+
+  // What the runtime read: one stdin line carrying the block, replayed with the same uuid.
+  auto inputs = fakeLines("input");
+  ASSERT_EQ(inputs.size(), 1u);
+  EXPECT_NE(inputs[0].content.find("please review PR 12"), std::string::npos);
+  EXPECT_NE(inputs[0].content.find("=== shoal delivery for Reviewer (local.reviewer)"),
+            std::string::npos);
+  auto replays = fakeLines("replay");
+  ASSERT_EQ(replays.size(), 1u);
+  EXPECT_EQ(replays[0].uuid, inputs[0].uuid);
+  auto t = tombstone(id);
+  ASSERT_TRUE(t.has_value());
+  EXPECT_EQ(t->state, journal::OwnerState::kSurfaced);
+
+  // The sender's receipt and the turn's lifecycle event, naming the seat publicly.
+  auto rcpt = js_->findMessage("WAKE_main", 1, "cotal.main.rcpt.local.alice.local.reviewer");
+  ASSERT_TRUE(rcpt.isOk()) << rcpt.status().toString();
+  EXPECT_EQ(json::parse(rcpt->data).at("id").as_string(), id);
+  for (const auto& e : wakeEvents()) {
+    EXPECT_EQ(e.at("seat").at("name").as_string(), "Reviewer");
+    if (e.at("kind").as_string() == "turn-completed") {
+      EXPECT_EQ(e.at("messages").as_array()[0].as_string(), id);
+    }
+  }
+}
+
+TEST_F(ClaudeSeatTest, MidTurnArrivalsWaitForTheTurnEndAndGoOutInOrder) {
+  auto seat = open(profile({"--fake-turn-ms", "400"}));
+  ASSERT_NE(seat, nullptr);
+  send("first FIRST_MARK");
+  ASSERT_TRUE(eventually([&] { return inputsWith("FIRST_MARK") == 1; }));
+  // The first turn is running (400 ms): these two must wait for its result.
+  send("second SECOND_MARK");
+  send("third THIRD_MARK");
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.surfaced == 3; },
+                         std::chrono::seconds(10)));
+  auto inputs = fakeLines("input");
+  ASSERT_EQ(inputs.size(), 2u);
+  EXPECT_EQ(inputs[0].content.find("SECOND_MARK"), std::string::npos);
+  const std::string& second = inputs[1].content;
+  ASSERT_NE(second.find("SECOND_MARK"), std::string::npos);
+  ASSERT_NE(second.find("THIRD_MARK"), std::string::npos);
+  EXPECT_LT(second.find("SECOND_MARK"), second.find("THIRD_MARK"));
+  // The second stdin line was written after the first turn's result.
+  std::string log = FileSystem::posix().readFile(fakeLog()).valueOr("");
+  EXPECT_LT(log.find("\"event\":\"result\""), log.find("SECOND_MARK"));
+}
+
+TEST_F(ClaudeSeatTest, SleepingSeatColdStartsOnAFreshDmAndKeepsBacklogQueued) {
+  // A first life provisions the durable; asleep, stopped, then two DMs arrive: backlog.
+  {
+    auto seat = open(profile(), SeatMode::kSleeping);
+    ASSERT_NE(seat, nullptr);
+    EXPECT_FALSE(seat->snapshot().processRunning);
+    seat->stop();
+  }
+  send("old one OLD_MARK");
+  send("old two OLD_MARK");
+  auto seat = open(profile(), SeatMode::kSleeping);
+  ASSERT_NE(seat, nullptr);
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().queued == 2; }));
+  EXPECT_FALSE(seat->snapshot().processRunning);
+  EXPECT_EQ(seat->snapshot().state, "sleeping");
+  EXPECT_EQ(seat->snapshot().counters.launches, 0u);
+  EXPECT_TRUE(fakeLines("start").empty()) << "backlog must never start a sleeping seat";
+
+  // A fresh DM is the current event: it cold-starts the runtime as the launch input, alone.
+  send("fresh FRESH_MARK");
+  ASSERT_TRUE(eventually([&] { return inputsWith("FRESH_MARK") == 1; }));
+  EXPECT_EQ(seat->snapshot().counters.coldStarts, 1u);
+  auto inputs = fakeLines("input");
+  EXPECT_EQ(inputs[0].content.find("OLD_MARK"), std::string::npos);
+  EXPECT_NE(inputs[0].content.find("FRESH_MARK"), std::string::npos);
+  // Awake now, the backlog follows at the turn boundary.
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.surfaced == 3; }));
+  EXPECT_EQ(inputsWith("OLD_MARK"), 1u);
+}
+
+TEST_F(ClaudeSeatTest, CrashMidTurnFailsTheWakeWithoutReplayAndRestarts) {
+  auto seat = open(profile());
+  ASSERT_NE(seat, nullptr);
+  const std::string id = send("this one crashes FAKE_CRASH");
+  ASSERT_TRUE(eventually([&] { return hasEvent("exited-unexpectedly"); }));
+  ASSERT_TRUE(eventually([&] { return hasEvent("wake-failed"); }));
+  // The fake replayed it (the CLI acks at turn start), so it surfaced before the crash.
+  ASSERT_TRUE(eventually([&] { return tombstone(id).has_value(); }));
+  EXPECT_EQ(tombstone(id)->state, journal::OwnerState::kSurfaced);
+  // The seat comes back with a new Process; the next DM goes to it, the crashed one never again.
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.launches == 2; }));
+  send("after the crash AFTER_MARK");
+  ASSERT_TRUE(eventually([&] { return inputsWith("AFTER_MARK") == 1; }));
+  EXPECT_EQ(inputsWith("FAKE_CRASH"), 1u);
+  EXPECT_EQ(seat->snapshot().counters.unexpectedExits, 1u);
+}
+
+TEST_F(ClaudeSeatTest, CrashBeforeTheAckFailsTheOwnerWithAReason) {
+  // Without the uuid preserved the ack never comes; a crash then leaves it inflight → failed.
+  auto seat = open(profile({"--fake-no-uuid"}));
+  ASSERT_NE(seat, nullptr);
+  const std::string id = send("crash unacknowledged FAKE_CRASH");
+  ASSERT_TRUE(eventually([&] { return tombstone(id).has_value(); }));
+  EXPECT_EQ(tombstone(id)->state, journal::OwnerState::kFailed);
+  EXPECT_EQ(tombstone(id)->reason.rfind("no-read-reconciliation", 0), 0u) << tombstone(id)->reason;
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.launches == 2; }));
+  EXPECT_EQ(inputsWith("FAKE_CRASH"), 1u) << "a failed owner is never replayed";
+  // The sender got a failed receipt with the reason.
+  auto rcpt = js_->findMessage("WAKE_main", 1, "cotal.main.rcpt.local.alice.local.reviewer");
+  ASSERT_TRUE(rcpt.isOk());
+  EXPECT_TRUE(json::parse(rcpt->data).as_object().contains("failedAt"));
+}
+
+TEST_F(ClaudeSeatTest, TurnWithoutTheReplayedUuidFailsTheDelivery) {
+  auto seat = open(profile({"--fake-no-uuid"}));
+  ASSERT_NE(seat, nullptr);
+  const std::string id = send("is my uuid kept?");
+  ASSERT_TRUE(eventually([&] { return tombstone(id).has_value(); }));
+  EXPECT_EQ(tombstone(id)->state, journal::OwnerState::kFailed);
+  EXPECT_EQ(tombstone(id)->reason.rfind("no-runtime-ack", 0), 0u) << tombstone(id)->reason;
+}
+
+TEST_F(ClaudeSeatTest, ErrorResultFailsTheWakeWithItsDetail) {
+  auto seat = open(profile());
+  ASSERT_NE(seat, nullptr);
+  send("model trouble FAKE_API_ERROR");
+  ASSERT_TRUE(eventually([&] { return hasEvent("wake-failed"); }));
+  bool detailed = false;
+  for (const auto& e : wakeEvents()) {
+    if (e.at("kind").as_string() != "wake-failed") continue;
+    detailed = json::serialize(e).find("API Error") != std::string::npos;
+  }
+  EXPECT_TRUE(detailed);
+  EXPECT_FALSE(hasEvent("turn-completed"));
+  EXPECT_NE(seat->snapshot().note.find("API Error"), std::string::npos) << seat->snapshot().note;
+}
+
+TEST_F(ClaudeSeatTest, SleepIsAStrongBoundaryEvenForAHungTurn) {
+  auto seat = open(profile());
+  ASSERT_NE(seat, nullptr);
+  const std::string id = send("never answered FAKE_HANG");
+  ASSERT_TRUE(eventually([&] { return inputsWith("FAKE_HANG") == 1; }));
+  // Two concurrent callers both return only once the Process is gone.
+  std::thread other([&] { EXPECT_TRUE(seat->sleep().isOk()); });
+  EXPECT_TRUE(seat->sleep().isOk());
+  other.join();
+  SeatSnapshot snap = seat->snapshot();
+  EXPECT_FALSE(snap.processRunning);
+  EXPECT_EQ(snap.state, "sleeping");
+  EXPECT_EQ(snap.inflight, 0u);
+  // It was acknowledged (replayed) before the hang, so it stays surfaced; the wake failed.
+  ASSERT_TRUE(tombstone(id).has_value());
+  EXPECT_EQ(tombstone(id)->state, journal::OwnerState::kSurfaced);
+  EXPECT_TRUE(hasEvent("wake-failed"));
+  // Sleeping: a fresh DM wakes it again.
+  send("wake up WAKE_MARK");
+  ASSERT_TRUE(eventually([&] { return inputsWith("WAKE_MARK") == 1; }));
+}
+
+}  // namespace
+}  // namespace shoal::daemon

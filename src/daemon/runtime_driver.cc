@@ -1,0 +1,32 @@
+#include "daemon/runtime_driver.h"
+
+#include <fmt/format.h>
+
+#include "daemon/claude_driver.h"
+#include "daemon/exec_driver.h"
+
+namespace shoal::daemon {
+
+Result<std::unique_ptr<RuntimeDriver>> launchRuntime(const SeatProfile& profile, LaunchSpec spec) {
+  switch (profile.runtime) {
+    case RuntimeKind::kExec:
+      return launchExecDriver(profile, std::move(spec));
+    case RuntimeKind::kClaude:
+      return launchClaudeDriver(profile, std::move(spec));
+    case RuntimeKind::kCodex:
+    case RuntimeKind::kOpenCode:
+      break;
+  }
+  return failedPrecondition(
+      "runtime-not-built",
+      fmt::format("seat {} uses the {} runtime, which has no driver yet (exec and claude run "
+                  "today; codex and opencode are planned)",
+                  profile.principal.dotForm(), runtimeKindName(profile.runtime)));
+}
+
+std::vector<std::string> runtimeArgv(const SeatProfile& profile, const LaunchSpec& spec) {
+  if (profile.runtime == RuntimeKind::kClaude) return claudeArgv(profile, spec);
+  return profile.command;
+}
+
+}  // namespace shoal::daemon

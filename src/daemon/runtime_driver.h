@@ -1,0 +1,97 @@
+// RuntimeDriver: one Process generation of a seat's runtime, as the seat sees it — the child,
+// the protocol spoken on its stdin/stdout, and the facts it reports back (seed 004 §1.1, §2.1,
+// §3; issue 5).
+//
+// A driver is launched for one generation and never reused: every event it reports carries
+// that generation, so the seat can drop the facts of a retired Process. Events arrive on the
+// driver's reader thread through the sink; the sink must not block for long (the seat queues
+// them for its gate thread).
+//
+//   kAck          the runtime acknowledged it read handoff `handoffId` (Claude: the replayed
+//                 user message with our uuid, or `command_lifecycle` started) — the surfaced
+//                 boundary for runtimes that are not `surfacedOnWrite`
+//   kTurnStarted  the runtime began a turn (working)
+//   kTurnEnded    the runtime's authoritative turn end; `isError` + `detail` when it reported
+//                 an error result (the wake failed)
+//   kCondition    the runtime reported trouble that did not end the turn (rate limit, retry)
+//   kWork         a work event (assistant text, a tool step): activity evidence only
+//   kExited       the Process is gone: its exit status, and `detail` naming a transport fault
+//                 (oversized or malformed frame, read error) when that is what ended it. The
+//                 last event of a generation; the reader has drained every line before it.
+//
+// Thread safety: handoff(), closeInput() and kill() are called by the seat's gate thread only.
+// Lifetime: the destructor kills the process group and joins the reader; no event is reported
+// after it returns.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <sys/types.h>
+
+#include "base/result.h"
+#include "base/subprocess.h"
+#include "daemon/seat_profile.h"
+#include "runtime/child_process.h"
+#include "wire/presence.h"
+
+namespace shoal::daemon {
+
+struct DriverEvent {
+  enum class Kind { kAck, kTurnStarted, kTurnEnded, kCondition, kWork, kExited };
+  Kind kind = Kind::kWork;
+  uint64_t generation = 0;
+  std::string handoffId;  // kAck
+  bool isError = false;   // kTurnEnded
+  std::string detail;     // kTurnEnded (error text), kExited (transport fault), kCondition
+  std::optional<wire::PresenceCondition> condition;  // kCondition, kTurnEnded with isError
+  std::optional<ExitStatus> exit;                    // kExited
+};
+
+using DriverSink = std::function<void(DriverEvent)>;
+
+// One handoff: a rendered delivery block and the id the runtime will acknowledge it by.
+struct Handoff {
+  std::string handoffId;  // a UUID minted by the seat
+  std::string text;       // the delivery block
+};
+
+struct LaunchSpec {
+  uint64_t generation = 0;
+  std::string space;
+  std::string runtimeLogPath;  // stdout transcript and stderr are appended here
+  DriverSink sink;
+  // Claude: the session to resume (empty: a fresh session).
+  std::string resumeSession;
+};
+
+class RuntimeDriver {
+ public:
+  virtual ~RuntimeDriver() = default;
+
+  // True: a complete write is the surfaced boundary (raw stdin). False: the runtime
+  // acknowledges each handoff (kAck) and ends turns (kTurnEnded).
+  virtual bool surfacedOnWrite() const = 0;
+  // Writes one handoff. OK iff every byte went out; bytesWritten says how many did otherwise.
+  virtual runtime::StdinWrite handoff(const Handoff& handoff) = 0;
+  // Begins a graceful stop: the runtime reads EOF and may finish what it already read.
+  virtual void closeInput() = 0;
+  // Ends the process group now (SIGTERM, `grace`, SIGKILL). Blocks until the leader is reaped.
+  virtual void kill(std::chrono::milliseconds grace) = 0;
+  virtual pid_t pid() const = 0;
+  // The session the runtime reported (Claude `session_id`), empty until known. Any thread.
+  virtual std::string sessionId() const { return {}; }
+};
+
+// Launches `profile`'s runtime as generation `spec.generation`. Errors name the program
+// (spawn failures) or `runtime-not-built` for a runtime kind with no driver yet.
+Result<std::unique_ptr<RuntimeDriver>> launchRuntime(const SeatProfile& profile, LaunchSpec spec);
+
+// The argv a seat runs for `profile` (the profile's command plus the driver's protocol flags).
+std::vector<std::string> runtimeArgv(const SeatProfile& profile, const LaunchSpec& spec);
+
+}  // namespace shoal::daemon

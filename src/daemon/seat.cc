@@ -1,0 +1,1074 @@
+#include "daemon/seat.h"
+
+#include <algorithm>
+#include <deque>
+#include <set>
+#include <thread>
+
+#include <boost/json.hpp>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "base/file_system.h"
+#include "base/ids.h"
+#include "base/log.h"
+#include "base/mutex.h"
+#include "daemon/presentation.h"
+#include "daemon/runtime_driver.h"
+#include "daemon/stored_delivery.h"
+#include "daemon/wake_events.h"
+#include "journal/ownership_journal.h"
+#include "mesh/endpoint.h"
+#include "mesh/presence_publisher.h"
+#include "transport/connection.h"
+#include "transport/jetstream.h"
+#include "wire/names.h"
+
+namespace shoal::daemon {
+namespace {
+
+using Clock_ = std::chrono::steady_clock;
+using TimePoint = Clock_::time_point;
+using std::chrono::milliseconds;
+
+constexpr milliseconds kCrashWindow{60000};
+constexpr milliseconds kDispatchRetry{1000};
+constexpr milliseconds kWorkEventEvery{1000};
+// Inside WAKE_<space>'s 2-minute duplicate window, with a margin.
+constexpr milliseconds kReceiptReplayWindow{100000};
+// The journal section holding the highest DM stream sequence admitted: {"seq":N}.
+constexpr std::string_view kDmMarkSection = "seat.dm_admitted";
+
+// One command's completion, shared by every caller waiting for it.
+class Completion {
+ public:
+  void finish(Status status) {
+    MutexLock lock(mu_);
+    if (done_) return;
+    done_ = true;
+    status_ = std::move(status);
+    cv_.notifyAll();
+  }
+  // nullopt deadline: as long as it takes. False when the deadline passed first.
+  bool wait(std::optional<TimePoint> deadline) {
+    MutexLock lock(mu_);
+    while (!done_) {
+      if (!deadline) {
+        cv_.wait(mu_);
+      } else if (!cv_.waitUntil(mu_, *deadline) && !done_) {
+        return false;
+      }
+    }
+    return true;
+  }
+  Status status() {
+    MutexLock lock(mu_);
+    return status_;
+  }
+
+ private:
+  Mutex mu_;
+  CondVar cv_;
+  bool done_ SHOAL_GUARDED_BY(mu_) = false;
+  Status status_ SHOAL_GUARDED_BY(mu_);
+};
+
+struct GateEvent {
+  enum class Kind { kAdmitted, kDriver, kWake, kSleep, kStop };
+  Kind kind = Kind::kAdmitted;
+  std::string id;      // kAdmitted
+  bool fresh = false;  // kAdmitted: a current directed event (may cold-start a sleeping seat)
+  DriverEvent driver;  // kDriver
+  std::shared_ptr<Completion> done;
+  std::optional<TimePoint> deadline;  // kStop
+};
+
+// An owner handed to the current generation, with the token of its last transition.
+struct Handed {
+  std::string id;
+  journal::OwnerToken token;
+  std::string sender;
+};
+
+struct ActiveHandoff {
+  std::string id;  // the uuid the runtime acknowledges
+  std::vector<Handed> owners;
+  bool acked = false;
+};
+
+enum class Retiring { kNone, kSleep, kStop };
+
+std::string exitText(const DriverEvent& e) {
+  std::string out = e.exit ? e.exit->toString() : std::string("exit status unknown");
+  if (!e.detail.empty()) out += " after a transport fault: " + e.detail;
+  return out;
+}
+
+}  // namespace
+
+class Seat::Impl {
+ public:
+  Impl(SeatProfile profile, SeatOptions options)
+      : profile_(std::move(profile)), options_(std::move(options)), mode_(options_.mode) {}
+
+  ~Impl() {
+    stop();
+    if (gate_.joinable()) gate_.join();
+  }
+
+  Status open();
+  Status command(GateEvent::Kind kind, std::optional<TimePoint> deadline, bool wait);
+  void stop() { (void)command(GateEvent::Kind::kStop, std::nullopt, true); }
+  void requestStop(TimePoint deadline) { (void)command(GateEvent::Kind::kStop, deadline, false); }
+  bool waitStopped(TimePoint deadline) {
+    std::shared_ptr<Completion> done;
+    {
+      MutexLock lock(mu_);
+      done = stopDone_;
+    }
+    return done == nullptr || done->wait(deadline);
+  }
+  SeatSnapshot snapshot() const;
+  std::string runtimeLogPath() const { return profile_.cwd + "/.shoal/runtime.log"; }
+
+  const SeatProfile profile_;
+
+ private:
+  // --- any thread ---
+  void post(GateEvent event);
+  mesh::HandlerVerdict admit(const mesh::Delivery& delivery);
+  bool isFresh(const mesh::Delivery& delivery) const;
+  void count(uint64_t SeatCounters::*field, uint64_t n = 1) {
+    MutexLock lock(mu_);
+    snap_.counters.*field += n;
+  }
+  void note(std::string text) {
+    MutexLock lock(mu_);
+    snap_.note = std::move(text);
+  }
+
+  // --- gate thread ---
+  void gateMain();
+  void handle(GateEvent& event);
+  void onDriver(const DriverEvent& event);
+  void onCommand(GateEvent& event);
+  void onTimer(TimePoint now);
+  Status launch(const std::string& why);
+  void dispatch();
+  bool dispatchOne();
+  void turnEnded(const DriverEvent& event);
+  void unexpectedExit(const DriverEvent& event);
+  void beginRetire(Retiring kind, std::shared_ptr<Completion> done,
+                   std::optional<TimePoint> deadline);
+  void finishRetire();
+  void scheduleRestart(const std::string& why);
+  void settleSurfaced(std::vector<Handed> owners, const std::string& how);
+  void settleFailed(std::vector<Handed> owners, const std::string& reason);
+  // Inflight owners the current runtime can no longer acknowledge end failed (`reason`).
+  void failInflight(const std::string& reason);
+  void event(WakeEvent e);
+  void presence(std::function<void(mesh::PresencePublisher&)> change);
+  bool shouldRun() const { return mode_ == SeatMode::kRunning || awake_; }
+  void publishState();
+  // Commands finish after the state they produced is published (snapshot() then shows it).
+  void complete(std::shared_ptr<Completion> done, Status status) {
+    toFinish_.emplace_back(std::move(done), std::move(status));
+  }
+  int64_t wallMs() const { return Clock::real().wallMs(); }
+
+  const SeatOptions options_;
+  std::unique_ptr<journal::OwnershipJournal> journal_;
+  std::unique_ptr<transport::Connection> conn_;  // wake events, receipts, watermarks
+  std::optional<transport::JetStream> js_;
+  std::unique_ptr<WakeEvents> wake_;
+  std::unique_ptr<mesh::Endpoint> endpoint_;
+  uint64_t dmWatermark_ = 0;    // DM_<space> last sequence when the seat attached
+  uint64_t taskWatermark_ = 0;  // TASK_<space> last sequence when the seat attached
+  Mutex admitMu_;
+  uint64_t dmAdmittedMark_ SHOAL_GUARDED_BY(admitMu_) = 0;  // journal section kDmMarkSection
+  std::set<uint64_t> failedAdmissions_ SHOAL_GUARDED_BY(admitMu_);  // DM seqs nak'ed on a fault
+  std::thread gate_;
+
+  mutable Mutex mu_;
+  CondVar cv_;
+  std::deque<GateEvent> events_ SHOAL_GUARDED_BY(mu_);
+  bool closed_ SHOAL_GUARDED_BY(mu_) = false;  // the gate has stopped: commands finish at once
+  std::shared_ptr<Completion> stopDone_ SHOAL_GUARDED_BY(mu_);
+  SeatSnapshot snap_ SHOAL_GUARDED_BY(mu_);
+
+  // Gate thread only.
+  SeatMode mode_;
+  bool awake_ = false;  // cold-started while in sleeping mode
+  std::unique_ptr<RuntimeDriver> driver_;
+  uint64_t generation_ = 0;
+  bool accepting_ = false;
+  std::optional<ActiveHandoff> handoff_;
+  std::deque<std::string> foreground_;
+  Retiring retiring_ = Retiring::kNone;
+  TimePoint retireDeadline_{};
+  std::vector<std::shared_ptr<Completion>> retireWaiters_;
+  std::deque<GateEvent> deferred_;  // commands that arrived while retiring
+  std::optional<TimePoint> restartAt_;
+  std::optional<TimePoint> dispatchRetryAt_;
+  milliseconds backoff_{0};
+  int crashesInARow_ = 0;
+  bool parked_ = false;
+  TimePoint launchedAt_{};
+  bool progressThisGeneration_ = false;
+  TimePoint lastWorkEvent_{};
+  bool stopped_ = false;
+  std::vector<std::pair<std::shared_ptr<Completion>, Status>> toFinish_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Opening and admission (any thread)
+
+Status Seat::Impl::open() {
+  FileSystem& fs = FileSystem::posix();
+  SHOAL_RETURN_IF_ERROR(fs.createDirs(profile_.cwd + "/.shoal").status());
+  journal::OpenOptions jo;
+  jo.holder =
+      fmt::format("pid {} (shoal daemon, seat {})", ::getpid(), profile_.principal.dotForm());
+  SHOAL_ASSIGN_OR_RETURN(journal_,
+                         journal::OwnershipJournal::open(fs, Clock::real(), profile_.cwd, jo));
+
+  {
+    auto view = journal_->view();
+    if (auto it = view.sections.find(kDmMarkSection); it != view.sections.end()) {
+      boost::system::error_code ec;
+      auto v = boost::json::parse(it->second.valueJson, ec);
+      if (!ec && v.is_object() && v.as_object().contains("seq") &&
+          v.as_object().at("seq").is_number()) {
+        MutexLock lock(admitMu_);
+        dmAdmittedMark_ = v.as_object().at("seq").to_number<uint64_t>();
+      }
+    }
+  }
+  // Whatever a previous daemon left inflight may or may not have been read by its runtime
+  // (neither raw stdin nor Claude can be asked): it ends failed, never replayed.
+  std::vector<Handed> leftover;
+  for (const auto& record : journal_->view().live) {
+    if (journal::isInflight(record.state))
+      leftover.push_back(Handed{record.id, record.token, record.target});
+  }
+
+  transport::ConnectOptions connect;
+  connect.servers = {options_.url};
+  connect.name = "shoal seat " + profile_.principal.dotForm() + " (events)";
+  SHOAL_ASSIGN_OR_RETURN(conn_, transport::Connection::connect(connect));
+  SHOAL_ASSIGN_OR_RETURN(auto js, transport::JetStream::create(*conn_));
+  js_.emplace(std::move(js));
+  wake_ = std::make_unique<WakeEvents>(*js_, options_.space, profile_);
+  // A daemon killed between a terminal journal write and its receipt publish would leave the
+  // sender without one: receipts of recent terminal owners are published again (the stream's
+  // duplicate window, keyed `rcpt-<id>`, keeps exactly one).
+  const int64_t recent = wallMs() - kReceiptReplayWindow.count();
+  for (const auto& t : journal_->view().tombstones) {
+    if (t.stateSinceMs < recent || t.target.empty()) continue;
+    if (t.state == journal::OwnerState::kSurfaced) {
+      (void)wake_->surfaced(t.id, t.target, t.stateSinceMs);
+    } else {
+      (void)wake_->failed(t.id, t.target, t.reason, t.stateSinceMs);
+    }
+  }
+  if (!leftover.empty()) {
+    log::warn(
+        "seat {}: {} deliveries were inflight when the previous daemon ended; they fail "
+        "(no-read-reconciliation)",
+        profile_.principal.dotForm(), leftover.size());
+    settleFailed(std::move(leftover),
+                 "no-read-reconciliation: the daemon restarted while the runtime held it; the "
+                 "runtime cannot say whether it read it");
+  }
+
+  // What is already stored is backlog: only messages stored after this point are current
+  // events that may wake a sleeping seat.
+  SHOAL_ASSIGN_OR_RETURN(std::string dm, wire::streamName(wire::Stream::kDm, options_.space));
+  SHOAL_ASSIGN_OR_RETURN(std::string task, wire::streamName(wire::Stream::kTask, options_.space));
+  if (auto info = js_->streamInfo(dm); info.isOk()) dmWatermark_ = info->state.lastSeq;
+  if (auto info = js_->streamInfo(task); info.isOk()) taskWatermark_ = info->state.lastSeq;
+
+  mesh::EndpointOptions eo;
+  eo.servers = {options_.url};
+  eo.space = options_.space;
+  eo.principal = profile_.principal;
+  eo.displayName = profile_.name;
+  eo.role = profile_.role;
+  if (profile_.role) eo.serviceRoles = {*profile_.role};
+  eo.lifecycleUid = profile_.lifecycleUid;
+  eo.connectionName = "shoal seat " + profile_.principal.dotForm();
+  eo.onDelivery = [this](const mesh::Delivery& d) { return admit(d); };
+  eo.onWarning = [this](const Status& s) {
+    log::warn("seat {}: {}", profile_.principal.dotForm(), s.toString());
+  };
+  SHOAL_ASSIGN_OR_RETURN(endpoint_, mesh::Endpoint::open(std::move(eo)));
+  for (const auto& channel : profile_.channels) {
+    auto joined = endpoint_->join(channel);
+    if (!joined.isOk()) {
+      log::warn("seat {}: joining #{}: {}", profile_.principal.dotForm(), channel,
+                joined.status().toString());
+    }
+  }
+  // Admissions queued while the endpoint opened wait for the gate; its first command runs or
+  // sleeps the seat as the profile says. A failed launch is not a failed open: the seat stays
+  // on the mesh, admitting, and its note and the wake stream say why the runtime is not up.
+  gate_ = std::thread([this] { gateMain(); });
+  (void)command(mode_ == SeatMode::kRunning ? GateEvent::Kind::kWake : GateEvent::Kind::kSleep,
+                std::nullopt, true);
+  return Status::ok();
+}
+
+bool Seat::Impl::isFresh(const mesh::Delivery& d) const {
+  if (d.historical) return false;
+  switch (d.kind) {
+    case wire::DeliveryKind::kDm:
+      return d.streamSeq > dmWatermark_;
+    case wire::DeliveryKind::kAnycast:
+      return d.streamSeq > taskWatermark_;
+    case wire::DeliveryKind::kChannel: {
+      if (d.durable) return false;  // a durable channel copy is backlog by construction
+      const std::string self = profile_.principal.dotForm();
+      for (const auto& m : d.message.mentions) {
+        if (m == self || m == profile_.principal.actor) return true;
+      }
+      return false;
+    }
+  }
+  return false;
+}
+
+mesh::HandlerVerdict Seat::Impl::admit(const mesh::Delivery& d) {
+  journal::Admit op;
+  op.id = ownershipId(d);
+  op.body = encodeStoredDelivery(d);
+  op.target = d.message.from.id;
+  op.wake = std::string(wire::deliveryKindName(d.kind));
+  const std::string id = op.id;
+  // The seat's DM durable delivers in stream order, admissions run in that order, and the
+  // high-water mark of admitted DM sequences commits with each admission. So a redelivered DM
+  // at or below the mark that the journal no longer knows was admitted before — its tombstone
+  // pruned by the journal's caps while the broker waited out the ack of a daemon that died
+  // between admission and ack. It is acked, never surfaced a second time.
+  const bool dmCopy = d.durable && d.kind == wire::DeliveryKind::kDm;
+  journal::Transaction txn;
+  std::optional<uint64_t> raisedMark;
+  {
+    MutexLock lock(admitMu_);
+    if (dmCopy && d.numDelivered > 1 && d.streamSeq <= dmAdmittedMark_ && d.streamSeq > 0 &&
+        !journal_->find(id) && failedAdmissions_.count(d.streamSeq) == 0) {
+      log::warn(
+          "seat {}: DM {} (seq {}) redelivered after its journal record was pruned; "
+          "acked, not surfaced again",
+          profile_.principal.dotForm(), id, d.streamSeq);
+      return mesh::HandlerVerdict::kAccepted;
+    }
+    // The mark never passes an admission that failed: that message must be admitted when the
+    // broker brings it back.
+    uint64_t ceiling = failedAdmissions_.empty() ? d.streamSeq : *failedAdmissions_.begin() - 1;
+    if (dmCopy && std::min(d.streamSeq, ceiling) > dmAdmittedMark_) {
+      raisedMark = std::min(d.streamSeq, ceiling);
+    }
+  }
+  txn.add(std::move(op));
+  if (raisedMark) {
+    txn.add(journal::SetSection{std::string(kDmMarkSection),
+                                fmt::format("{{\"seq\":{}}}", *raisedMark), std::nullopt});
+  }
+  auto committed = journal_->commit(std::move(txn));
+  if (!committed.isOk()) {
+    log::warn("seat {}: could not take ownership of {}: {}", profile_.principal.dotForm(), id,
+              committed.status().toString());
+    note("journal write failed: " + committed.status().toString());
+    if (dmCopy) {
+      MutexLock lock(admitMu_);
+      failedAdmissions_.insert(d.streamSeq);
+    }
+    return mesh::HandlerVerdict::kRetryLater;  // not acked: the broker redelivers it
+  }
+  {
+    MutexLock lock(admitMu_);
+    if (dmCopy) failedAdmissions_.erase(d.streamSeq);
+    if (raisedMark) dmAdmittedMark_ = *raisedMark;
+  }
+  if (committed->results[0].disposition == journal::AdmitDisposition::kAdmitted) {
+    count(&SeatCounters::admitted);
+    GateEvent e;
+    e.kind = GateEvent::Kind::kAdmitted;
+    e.id = id;
+    e.fresh = isFresh(d);
+    post(std::move(e));
+  }
+  return mesh::HandlerVerdict::kAccepted;
+}
+
+void Seat::Impl::post(GateEvent event) {
+  MutexLock lock(mu_);
+  if (closed_) {
+    if (event.done) {
+      event.done->finish(event.kind == GateEvent::Kind::kStop
+                             ? Status::ok()
+                             : failedPrecondition("seat-stopped", "the seat has stopped"));
+    }
+    return;
+  }
+  events_.push_back(std::move(event));
+  cv_.notifyAll();
+}
+
+Status Seat::Impl::command(GateEvent::Kind kind, std::optional<TimePoint> deadline, bool wait) {
+  GateEvent e;
+  e.kind = kind;
+  e.deadline = deadline;
+  e.done = std::make_shared<Completion>();
+  if (kind == GateEvent::Kind::kStop) {
+    MutexLock lock(mu_);
+    if (stopDone_ == nullptr) stopDone_ = e.done;
+    e.done = stopDone_;  // one stop: every caller waits for the same completion
+  }
+  auto done = e.done;
+  if (!gate_.joinable()) {
+    // Never opened far enough to run a gate: nothing to stop.
+    done->finish(kind == GateEvent::Kind::kStop
+                     ? Status::ok()
+                     : failedPrecondition("seat-not-open", "the seat did not open"));
+    if (kind == GateEvent::Kind::kStop && endpoint_) (void)endpoint_->close();
+    return done->status();
+  }
+  post(std::move(e));
+  if (!wait) return Status::ok();
+  done->wait(std::nullopt);
+  return done->status();
+}
+
+SeatSnapshot Seat::Impl::snapshot() const {
+  SeatSnapshot out;
+  {
+    MutexLock lock(mu_);
+    out = snap_;
+  }
+  if (journal_) {
+    for (const auto& r : journal_->view().live) {
+      if (r.state == journal::OwnerState::kQueued) ++out.queued;
+      if (journal::isInflight(r.state)) ++out.inflight;
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The gate
+
+void Seat::Impl::gateMain() {
+  while (true) {
+    std::optional<GateEvent> next;
+    {
+      MutexLock lock(mu_);
+      std::optional<TimePoint> wakeAt;
+      auto earliest = [&](const std::optional<TimePoint>& t) {
+        if (t && (!wakeAt || *t < *wakeAt)) wakeAt = t;
+      };
+      earliest(restartAt_);
+      earliest(dispatchRetryAt_);
+      if (retiring_ != Retiring::kNone) earliest(retireDeadline_);
+      while (events_.empty()) {
+        if (!wakeAt) {
+          cv_.wait(mu_);
+        } else if (!cv_.waitUntil(mu_, *wakeAt)) {
+          break;
+        }
+      }
+      if (!events_.empty()) {
+        next = std::move(events_.front());
+        events_.pop_front();
+      }
+    }
+    if (next) {
+      handle(*next);
+    } else {
+      onTimer(Clock_::now());
+    }
+    publishState();
+    for (auto& [done, status] : toFinish_)
+      done->finish(std::move(status));
+    toFinish_.clear();
+    if (stopped_) {
+      MutexLock lock(mu_);
+      closed_ = true;
+      for (auto& e : events_) {
+        if (e.done) complete(e.done, Status::ok());
+      }
+      events_.clear();
+      return;
+    }
+  }
+}
+
+void Seat::Impl::handle(GateEvent& e) {
+  switch (e.kind) {
+    case GateEvent::Kind::kAdmitted:
+      if (e.fresh) foreground_.push_back(e.id);
+      if (driver_ != nullptr) {
+        dispatch();
+      } else if (e.fresh && !shouldRun() && retiring_ == Retiring::kNone) {
+        // agent:start — a current directed event wakes a sleeping seat, as its launch input.
+        awake_ = true;
+        count(&SeatCounters::coldStarts);
+        log::info("seat {}: cold start for message {}", profile_.principal.dotForm(), e.id);
+        (void)launch("cold start for message " + e.id);
+      }
+      return;
+    case GateEvent::Kind::kDriver:
+      onDriver(e.driver);
+      return;
+    case GateEvent::Kind::kWake:
+    case GateEvent::Kind::kSleep:
+    case GateEvent::Kind::kStop:
+      onCommand(e);
+      return;
+  }
+}
+
+void Seat::Impl::onCommand(GateEvent& e) {
+  if (retiring_ != Retiring::kNone) {
+    if (e.kind == GateEvent::Kind::kStop && retiring_ == Retiring::kStop) {
+      retireWaiters_.push_back(e.done);  // the same completion
+    } else if (e.kind == GateEvent::Kind::kStop) {
+      retiring_ = Retiring::kStop;  // upgrade the running sleep to a stop
+      retireWaiters_.push_back(e.done);
+      if (e.deadline && *e.deadline < retireDeadline_) retireDeadline_ = *e.deadline;
+    } else {
+      deferred_.push_back(std::move(e));  // after the retirement completes
+    }
+    return;
+  }
+  switch (e.kind) {
+    case GateEvent::Kind::kWake: {
+      mode_ = SeatMode::kRunning;
+      parked_ = false;
+      crashesInARow_ = 0;
+      restartAt_.reset();
+      Status launched = driver_ != nullptr ? Status::ok() : launch("started");
+      complete(e.done, launched);
+      return;
+    }
+    case GateEvent::Kind::kSleep:
+      mode_ = SeatMode::kSleeping;
+      awake_ = false;
+      restartAt_.reset();
+      parked_ = false;
+      if (driver_ != nullptr) {
+        beginRetire(Retiring::kSleep, e.done, std::nullopt);
+      } else {
+        presence(
+            [](mesh::PresencePublisher& p) { (void)p.setStatus(wire::PresenceStatus::kIdle); });
+        endpoint_->setActivity("sleeping (a direct message wakes it)");
+        complete(e.done, Status::ok());
+      }
+      return;
+    case GateEvent::Kind::kStop:
+      restartAt_.reset();
+      if (driver_ != nullptr) {
+        beginRetire(Retiring::kStop, e.done, e.deadline);
+      } else {
+        retireWaiters_.push_back(e.done);
+        retiring_ = Retiring::kStop;
+        finishRetire();
+      }
+      return;
+    default:
+      return;
+  }
+}
+
+void Seat::Impl::onTimer(TimePoint now) {
+  if (retiring_ != Retiring::kNone && now >= retireDeadline_) {
+    log::warn("seat {}: runtime (pid {}) did not stop within the grace; killing its group",
+              profile_.principal.dotForm(), driver_ ? driver_->pid() : 0);
+    finishRetire();
+    return;
+  }
+  if (restartAt_ && now >= *restartAt_) {
+    restartAt_.reset();
+    if (shouldRun() && driver_ == nullptr && !parked_) (void)launch("restart");
+  }
+  if (dispatchRetryAt_ && now >= *dispatchRetryAt_) {
+    dispatchRetryAt_.reset();
+    dispatch();
+  }
+}
+
+void Seat::Impl::onDriver(const DriverEvent& e) {
+  if (driver_ == nullptr || e.generation != generation_) return;  // a retired generation
+  switch (e.kind) {
+    case DriverEvent::Kind::kAck:
+      if (handoff_ && !handoff_->acked && e.handoffId == handoff_->id) {
+        handoff_->acked = true;
+        settleSurfaced(handoff_->owners, "the runtime acknowledged handoff " + handoff_->id);
+      }
+      return;
+    case DriverEvent::Kind::kTurnStarted:
+      presence([](mesh::PresencePublisher& p) { p.beginTurn(); });
+      return;
+    case DriverEvent::Kind::kWork: {
+      TimePoint now = Clock_::now();
+      if (now - lastWorkEvent_ < kWorkEventEvery) return;
+      lastWorkEvent_ = now;
+      presence([](mesh::PresencePublisher& p) { p.recordWorkEvent(); });
+      return;
+    }
+    case DriverEvent::Kind::kCondition:
+      note(e.detail);
+      if (e.condition) {
+        auto c = *e.condition;
+        presence([c](mesh::PresencePublisher& p) { p.setCondition(c); });
+      }
+      return;
+    case DriverEvent::Kind::kTurnEnded:
+      turnEnded(e);
+      return;
+    case DriverEvent::Kind::kExited:
+      if (retiring_ != Retiring::kNone) {
+        finishRetire();
+      } else {
+        unexpectedExit(e);
+      }
+      return;
+  }
+}
+
+Status Seat::Impl::launch(const std::string& why) {
+  const uint64_t generation = ++generation_;  // the start reservation
+  LaunchSpec spec;
+  spec.generation = generation;
+  spec.space = options_.space;
+  spec.runtimeLogPath = runtimeLogPath();
+  spec.sink = [this](DriverEvent e) {
+    GateEvent g;
+    g.kind = GateEvent::Kind::kDriver;
+    g.driver = std::move(e);
+    post(std::move(g));
+  };
+  auto driver = launchRuntime(profile_, std::move(spec));
+  if (!driver.isOk()) {
+    const std::string detail = driver.status().toString();
+    log::warn("seat {}: runtime start failed ({}): {}", profile_.principal.dotForm(), why, detail);
+    note("runtime start failed: " + detail);
+    event(WakeEvent{"start-failed", generation, detail, {}, {}});
+    wire::PresenceCondition c;
+    c.code = wire::ConditionCode::kFailed;
+    c.message = "runtime start failed: " + detail;
+    presence([c](mesh::PresencePublisher& p) { p.setCondition(c); });
+    if (driver.status().reason() == "runtime-not-built") {
+      parked_ = true;  // no retry can help
+    } else {
+      scheduleRestart(detail);
+    }
+    return driver.status();
+  }
+  // The publish fence: the gate is the only publisher, and a retirement that began since the
+  // reservation (none can, while the gate runs this) would stop the launch before it is seen.
+  if (retiring_ != Retiring::kNone || stopped_) {
+    (*driver)->kill(milliseconds(0));
+    return cancelled("launch-superseded", "the seat began stopping during the launch");
+  }
+  driver_ = std::move(driver).value();
+  accepting_ = true;
+  launchedAt_ = Clock_::now();
+  progressThisGeneration_ = false;
+  count(&SeatCounters::launches);
+  note("");
+  log::info("seat {}: runtime generation {} running (pid {}): {}", profile_.principal.dotForm(),
+            generation, driver_->pid(), why);
+  event(WakeEvent{"started", generation, why, {}, {}});
+  presence([](mesh::PresencePublisher& p) {
+    p.clearCondition();
+    (void)p.setStatus(wire::PresenceStatus::kIdle);
+  });
+  endpoint_->setActivity(std::nullopt);
+  dispatch();
+  return Status::ok();
+}
+
+void Seat::Impl::dispatch() {
+  while (driver_ != nullptr && accepting_ && !handoff_ && dispatchOne()) {
+  }
+}
+
+// One handoff. False when nothing more can go out now.
+bool Seat::Impl::dispatchOne() {
+  std::vector<journal::OwnershipRecord> queued;
+  for (auto& record : journal_->view().live) {
+    if (record.state == journal::OwnerState::kQueued) queued.push_back(std::move(record));
+  }
+  if (queued.empty()) {
+    foreground_.clear();
+    return false;
+  }
+  // The foreground lane (current directed events, in arrival order) goes first; without one,
+  // the backlog, oldest admission first.
+  std::vector<journal::OwnershipRecord> chosen;
+  std::deque<std::string> stillForeground;
+  for (const auto& id : foreground_) {
+    auto it = std::find_if(queued.begin(), queued.end(),
+                           [&](const journal::OwnershipRecord& r) { return r.id == id; });
+    if (it == queued.end()) continue;
+    chosen.push_back(*it);
+    stillForeground.push_back(id);
+  }
+  foreground_ = std::move(stillForeground);
+  if (chosen.empty()) chosen = std::move(queued);
+
+  PresentationInput input;
+  std::vector<journal::OwnershipRecord> rendered;
+  std::vector<Handed> unreadable;
+  for (auto& record : chosen) {
+    auto stored = decodeStoredDelivery(record.body);
+    if (!stored.isOk()) {
+      unreadable.push_back(Handed{record.id, record.token, record.target});
+      continue;
+    }
+    PresentationItem item = presentationItemFor(stored->kind, stored->message);
+    item.historical = stored->historical;
+    item.possibleRepeat = stored->redelivered;
+    item.deliveryId = record.id;
+    input.items.push_back(std::move(item));
+    rendered.push_back(std::move(record));
+  }
+  if (!unreadable.empty()) settleFailed(std::move(unreadable), "bad-journal-body");
+  if (input.items.empty()) return true;
+  SeatIdentity self{profile_.principal.dotForm(), profile_.name};
+  RenderedBlock block = renderDeliveryBlock(input, self);
+  rendered.resize(block.taken);  // the rest stay queued for the next block (the first always fits)
+
+  auto handoffId = newUuidV7(Clock::real());
+  Handoff handoff{handoffId.isOk() ? *handoffId : fmt::format("h-{}", generation_), block.text};
+
+  // Ownership moves to inflight(dispatching) before the first byte reaches the runtime.
+  journal::Transaction begin;
+  for (size_t i = 0; i < rendered.size(); ++i) {
+    journal::RuntimeIdentity runtime;
+    runtime.receipt = fmt::format("{}/{}", handoff.handoffId, i);
+    runtime.sessionId = driver_->sessionId();
+    begin.add(journal::BeginInflight{rendered[i].id, rendered[i].token,
+                                     journal::InflightPhase::kDispatching, runtime,
+                                     "handing to generation " + std::to_string(generation_)});
+  }
+  auto begun = journal_->commit(std::move(begin));
+  if (!begun.isOk()) {
+    log::warn("seat {}: could not begin a handoff: {}", profile_.principal.dotForm(),
+              begun.status().toString());
+    note("journal write failed: " + begun.status().toString());
+    dispatchRetryAt_ = Clock_::now() + kDispatchRetry;
+    return false;
+  }
+  std::vector<Handed> owners;
+  for (size_t i = 0; i < rendered.size(); ++i) {
+    const auto& r = begun->results[i].record;
+    owners.push_back(
+        Handed{rendered[i].id, r ? r->token : journal::OwnerToken{}, rendered[i].target});
+  }
+
+  runtime::StdinWrite wrote = driver_->handoff(handoff);
+  if (!wrote.status.isOk()) {
+    const std::string detail = fmt::format("{} ({} of {} bytes written)", wrote.status.toString(),
+                                           wrote.bytesWritten, handoff.text.size());
+    log::warn("seat {}: runtime generation {} retired: {}", profile_.principal.dotForm(),
+              generation_, detail);
+    accepting_ = false;  // the exit that follows (or the kill below) ends the generation
+    if (wrote.bytesWritten == 0) {
+      journal::Transaction back;
+      for (const auto& o : owners)
+        back.add(journal::Requeue{o.id, o.token, "the runtime took no byte"});
+      auto requeued = journal_->commit(std::move(back));
+      if (!requeued.isOk()) settleFailed(owners, "requeue-failed: " + requeued.status().toString());
+    } else {
+      settleFailed(owners,
+                   "partial-stdin-write: the runtime may have read part of it; never "
+                   "replayed");
+    }
+    event(WakeEvent{"wake-failed", generation_, "handoff failed: " + detail, {}, {}});
+    driver_->kill(milliseconds(0));  // its kExited arrives and runs the exit path
+    return false;
+  }
+  if (driver_->surfacedOnWrite()) {
+    settleSurfaced(std::move(owners), "written to the runtime's stdin");
+    return true;
+  }
+  journal::Transaction unknown;
+  for (const auto& o : owners) {
+    unknown.add(journal::MarkOutcomeUnknown{
+        o.id, o.token, std::nullopt,
+        "written; awaiting the runtime's acknowledgement of " + handoff.handoffId});
+  }
+  auto marked = journal_->commit(std::move(unknown));
+  if (marked.isOk()) {
+    for (size_t i = 0; i < owners.size(); ++i) {
+      if (marked->results[i].record) owners[i].token = marked->results[i].record->token;
+    }
+  } else {
+    log::warn("seat {}: recording a handoff as written: {}", profile_.principal.dotForm(),
+              marked.status().toString());
+  }
+  handoff_ = ActiveHandoff{handoff.handoffId, std::move(owners), false};
+  presence([](mesh::PresencePublisher& p) { p.beginTurn(); });
+  return false;
+}
+
+void Seat::Impl::turnEnded(const DriverEvent& e) {
+  count(&SeatCounters::turns);
+  progressThisGeneration_ = true;
+  crashesInARow_ = 0;
+  if (handoff_) {
+    std::vector<std::string> ids;
+    for (const auto& o : handoff_->owners)
+      ids.push_back(o.id);
+    if (!handoff_->acked) {
+      settleFailed(handoff_->owners,
+                   "no-runtime-ack: the runtime ended its turn without acknowledging handoff " +
+                       handoff_->id);
+    }
+    event(WakeEvent{
+        e.isError ? "wake-failed" : "turn-completed", generation_, e.detail, std::move(ids), {}});
+    handoff_.reset();
+  } else if (e.isError) {
+    event(WakeEvent{"runtime-error", generation_, e.detail, {}, {}});
+  }
+  if (e.isError) {
+    note(e.detail);
+    auto c = e.condition.value_or(wire::PresenceCondition{});
+    presence([c](mesh::PresencePublisher& p) {
+      (void)p.setStatus(wire::PresenceStatus::kIdle);
+      p.setCondition(c);
+    });
+  } else {
+    presence([](mesh::PresencePublisher& p) { (void)p.setStatus(wire::PresenceStatus::kIdle); });
+  }
+  dispatch();
+}
+
+void Seat::Impl::unexpectedExit(const DriverEvent& e) {
+  accepting_ = false;
+  count(&SeatCounters::unexpectedExits);
+  const std::string how = exitText(e);
+  log::warn("seat {}: runtime generation {} exited unexpectedly: {}", profile_.principal.dotForm(),
+            generation_, how);
+  std::vector<std::string> ids;
+  if (handoff_) {
+    for (const auto& o : handoff_->owners)
+      ids.push_back(o.id);
+  }
+  failInflight("no-read-reconciliation: the runtime exited (" + how +
+               ") before acknowledging it; it cannot say whether it read it");
+  event(WakeEvent{
+      "exited-unexpectedly", generation_, e.detail, {}, e.exit ? e.exit->toString() : ""});
+  if (!ids.empty()) {
+    event(WakeEvent{"wake-failed",
+                    generation_,
+                    "the runtime exited (" + how + ") mid-turn",
+                    std::move(ids),
+                    {}});
+  }
+  handoff_.reset();
+  driver_->kill(milliseconds(0));
+  driver_.reset();
+  wire::PresenceCondition c;
+  c.code = wire::ConditionCode::kFailed;
+  c.message = "runtime exited: " + how;
+  presence([c](mesh::PresencePublisher& p) {
+    (void)p.setStatus(wire::PresenceStatus::kIdle);
+    p.setCondition(c);
+  });
+  note("runtime exited unexpectedly: " + how);
+  if (shouldRun()) scheduleRestart(how);
+}
+
+void Seat::Impl::scheduleRestart(const std::string& why) {
+  const bool lived = driver_ == nullptr && Clock_::now() - launchedAt_ >= kCrashWindow;
+  if (progressThisGeneration_ || lived) {
+    crashesInARow_ = 1;
+  } else {
+    ++crashesInARow_;
+  }
+  if (crashesInARow_ >= options_.maxCrashesInARow) {
+    parked_ = true;
+    const std::string text = fmt::format(
+        "parked after {} failed runtime starts in a row (last: {}); `shoal seat start {}` "
+        "tries again",
+        crashesInARow_, why, profile_.name);
+    log::warn("seat {}: {}", profile_.principal.dotForm(), text);
+    note(text);
+    event(WakeEvent{"start-failed", generation_, text, {}, {}});
+    return;
+  }
+  backoff_ = options_.restartBackoff * (1 << std::min(crashesInARow_ - 1, 16));
+  if (backoff_ > options_.maxRestartBackoff) backoff_ = options_.maxRestartBackoff;
+  restartAt_ = Clock_::now() + backoff_;
+}
+
+void Seat::Impl::beginRetire(Retiring kind, std::shared_ptr<Completion> done,
+                             std::optional<TimePoint> deadline) {
+  retiring_ = kind;
+  accepting_ = false;  // no new handoff from here on
+  retireWaiters_.push_back(std::move(done));
+  retireDeadline_ = Clock_::now() + options_.stopGrace;
+  if (deadline && *deadline < retireDeadline_) retireDeadline_ = *deadline;
+  driver_->closeInput();  // the runtime may finish what it already read
+}
+
+void Seat::Impl::finishRetire() {
+  if (driver_ != nullptr) {
+    driver_->kill(milliseconds(0));
+    failInflight("stopped-before-ack: the runtime was stopped before acknowledging it");
+    if (handoff_) {
+      std::vector<std::string> ids;
+      for (const auto& o : handoff_->owners)
+        ids.push_back(o.id);
+      event(WakeEvent{"wake-failed", generation_, "the seat stopped mid-turn", std::move(ids), {}});
+    }
+    handoff_.reset();
+    driver_.reset();
+    event(WakeEvent{
+        "stopped", generation_, retiring_ == Retiring::kSleep ? "sleep" : "stop", {}, {}});
+  }
+  accepting_ = false;
+  if (retiring_ == Retiring::kStop) {
+    if (endpoint_) (void)endpoint_->close();  // presence offline, no admission after this
+    stopped_ = true;
+  } else {
+    presence([](mesh::PresencePublisher& p) { (void)p.setStatus(wire::PresenceStatus::kIdle); });
+    endpoint_->setActivity("sleeping (a direct message wakes it)");
+  }
+  retiring_ = Retiring::kNone;
+  for (auto& w : retireWaiters_)
+    complete(w, Status::ok());
+  retireWaiters_.clear();
+  if (stopped_) return;
+  std::deque<GateEvent> deferred;
+  deferred.swap(deferred_);
+  for (auto& e : deferred)
+    onCommand(e);
+}
+
+void Seat::Impl::failInflight(const std::string& reason) {
+  std::vector<Handed> inflight;
+  for (const auto& record : journal_->view().live) {
+    if (journal::isInflight(record.state))
+      inflight.push_back(Handed{record.id, record.token, record.target});
+  }
+  if (!inflight.empty()) settleFailed(std::move(inflight), reason);
+}
+
+void Seat::Impl::settleSurfaced(std::vector<Handed> owners, const std::string& how) {
+  journal::Transaction txn;
+  for (const auto& o : owners)
+    txn.add(journal::MarkSurfaced{o.id, o.token, how});
+  auto done = journal_->commit(std::move(txn));
+  if (!done.isOk()) {
+    log::warn("seat {}: recording surfaced: {}", profile_.principal.dotForm(),
+              done.status().toString());
+    return;
+  }
+  const int64_t now = wallMs();
+  count(&SeatCounters::surfaced, owners.size());
+  for (const auto& o : owners) {
+    if (wake_->surfaced(o.id, o.sender, now).isOk()) count(&SeatCounters::receipts);
+  }
+}
+
+void Seat::Impl::settleFailed(std::vector<Handed> owners, const std::string& reason) {
+  journal::Transaction txn;
+  for (const auto& o : owners)
+    txn.add(journal::MarkFailed{o.id, o.token, reason});
+  auto done = journal_->commit(std::move(txn));
+  if (!done.isOk()) {
+    log::warn("seat {}: recording failed: {}", profile_.principal.dotForm(),
+              done.status().toString());
+    return;
+  }
+  const int64_t now = wallMs();
+  count(&SeatCounters::failed, owners.size());
+  for (const auto& o : owners) {
+    if (wake_->failed(o.id, o.sender, reason, now).isOk()) count(&SeatCounters::receipts);
+  }
+}
+
+void Seat::Impl::event(WakeEvent e) {
+  Status published = wake_->publish(e, wallMs());
+  if (!published.isOk()) {
+    log::warn("seat {}: lifecycle event {} not stored: {}", profile_.principal.dotForm(), e.kind,
+              published.toString());
+  }
+}
+
+void Seat::Impl::presence(std::function<void(mesh::PresencePublisher&)> change) {
+  if (endpoint_ != nullptr && !stopped_) endpoint_->updatePresence(std::move(change));
+}
+
+void Seat::Impl::publishState() {
+  std::string state;
+  if (stopped_) {
+    state = "stopped";
+  } else if (retiring_ != Retiring::kNone) {
+    state = "retiring";
+  } else if (driver_ != nullptr) {
+    state = handoff_ ? "busy" : "running";
+  } else if (parked_) {
+    state = "parked";
+  } else if (restartAt_) {
+    state = "restarting";
+  } else if (!shouldRun()) {
+    state = "sleeping";
+  } else {
+    state = "starting";
+  }
+  MutexLock lock(mu_);
+  snap_.state = state;
+  snap_.processRunning = driver_ != nullptr;
+  snap_.generation = generation_;
+  snap_.pid = driver_ != nullptr ? driver_->pid() : 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Seat
+
+Seat::Seat(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Seat::~Seat() = default;
+
+Result<std::unique_ptr<Seat>> Seat::open(const SeatProfile& profile, SeatOptions options) {
+  SHOAL_RETURN_IF_ERROR(validateSeatProfile(profile));
+  auto impl = std::make_unique<Impl>(profile, std::move(options));
+  Status opened = impl->open();
+  if (!opened.isOk()) {
+    impl->stop();
+    return opened;
+  }
+  return std::unique_ptr<Seat>(new Seat(std::move(impl)));
+}
+
+Status Seat::wake() {
+  return impl_->command(GateEvent::Kind::kWake, std::nullopt, true);
+}
+Status Seat::sleep() {
+  return impl_->command(GateEvent::Kind::kSleep, std::nullopt, true);
+}
+void Seat::stop() {
+  impl_->stop();
+}
+void Seat::requestStop(std::chrono::steady_clock::time_point deadline) {
+  impl_->requestStop(deadline);
+}
+bool Seat::waitStopped(std::chrono::steady_clock::time_point deadline) {
+  return impl_->waitStopped(deadline);
+}
+const SeatProfile& Seat::profile() const {
+  return impl_->profile_;
+}
+std::string Seat::runtimeLogPath() const {
+  return impl_->runtimeLogPath();
+}
+SeatSnapshot Seat::snapshot() const {
+  return impl_->snapshot();
+}
+
+}  // namespace shoal::daemon

@@ -1,0 +1,132 @@
+// Seat: one agent principal on the mesh and the runtime Process generations that speak for it
+// (DESIGN.md §2 steps 3–6; seed 004 §2, §2.1, §2.2, §3, §3.3; issue 5).
+//
+// Admission (mesh pump threads): every delivery addressed to the seat is committed `queued` in
+// the seat's ownership journal (`<cwd>/.daemon-state.json`) and only then accepted, so the
+// broker's ack follows durable ownership; a journal failure naks it for later. Admission runs
+// whatever the Process is doing — sleeping, restarting, stopping — so nothing waits in memory.
+//
+// The gate (one thread per seat) owns every runtime mutation and lifecycle decision, one event
+// at a time — admissions, driver facts, commands, timers — so the delivery gate, the start
+// reservation and the publish fence are one serialised owner:
+//   - Generations: every launch reserves the next generation; a driver's facts carry it, and
+//     facts of any generation but the current one are dropped (a retired Process cannot move
+//     ownership, end a turn or schedule recovery).
+//   - Dispatch (the `agent:deliver` boundary): only to the current generation while it is
+//     accepting and idle. One block per handoff (presentation.h): the foreground lane first
+//     (directed messages admitted live, in order), else the backlog oldest first. The block's
+//     owners become inflight(dispatching) — durable — before the first byte is written:
+//       every byte written:  raw stdin (exec) → surfaced;  Claude → inflight(outcome_unknown)
+//                            until the runtime acknowledges the handoff uuid → surfaced;
+//       zero bytes:          requeued (the runtime never saw it), the generation retired;
+//       a partial write:     terminal failed (`partial-stdin-write`), never replayed, retired.
+//     A Claude turn that ends without acknowledging the handoff fails it (`no-runtime-ack`).
+//     Mid-turn arrivals stay queued and go out at the turn end, in order (busy-turn
+//     continuation through the journal).
+//   - Sleeping (the `agent:start` boundary): no Process; a fresh directed message (DM,
+//     anycast, @mention of this seat, stored after the seat attached) cold-starts the runtime
+//     with that message as the launch input. Backlog — anything stored before the seat
+//     attached, historical replays, ambient channel traffic — never starts it.
+//   - Unexpected exit of the current generation: non-accepting at once; its inflight owners end
+//     terminal `failed` (`no-read-reconciliation`: neither raw stdin nor Claude can say whether
+//     the runtime read them; a blind replay could run the work twice), a failed receipt goes to
+//     each sender, `exited-unexpectedly` and `wake-failed` events are published; then, while
+//     the seat should run, a no-prompt relaunch after a backoff (0.5 s doubling to 30 s; five
+//     crashes in a row without a completed turn or 60 s of life park the seat with a `failed`
+//     condition until `seat start`) and the oldest live owner is handed to it after publication.
+//   - Restart of the daemon: inflight owners left by the previous daemon end `failed` the same
+//     way before anything else runs.
+//   - Sleep / Stop are strong completion boundaries: one retirement at a time (non-accepting,
+//     stdin closed, up to `stopGrace` for the runtime to finish what it read, then the group is
+//     killed), every concurrent caller waits for that one completion. Stop then leaves the mesh
+//     (presence offline). requestStop(deadline) + waitStopped(deadline) is the bounded variant
+//     for daemon shutdown: the grace is cut to the deadline, started concurrently for all seats.
+//
+// Presence follows the runtime: working at a turn start, idle at its end, the runtime's
+// reported condition (rate limit, overloaded, API error …) until the next turn, activity
+// "sleeping" while asleep, offline once stopped.
+//
+// Thread safety: every public method may be called from any thread.
+// Lifetime: the destructor stops the seat (strong) and joins the gate.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "base/result.h"
+#include "daemon/seat_profile.h"
+
+namespace shoal::transport {
+class JetStream;
+}
+
+namespace shoal::daemon {
+
+enum class SeatMode { kRunning, kSleeping };
+
+struct SeatOptions {
+  std::string url;    // the broker
+  std::string space;  // the seat's space
+  SeatMode mode = SeatMode::kRunning;
+  std::chrono::milliseconds stopGrace{3000};
+  std::chrono::milliseconds restartBackoff{500};
+  std::chrono::milliseconds maxRestartBackoff{30000};
+  int maxCrashesInARow = 5;
+};
+
+struct SeatCounters {
+  uint64_t admitted = 0;
+  uint64_t surfaced = 0;
+  uint64_t failed = 0;
+  uint64_t receipts = 0;
+  uint64_t launches = 0;
+  uint64_t unexpectedExits = 0;
+  uint64_t coldStarts = 0;
+  uint64_t turns = 0;
+};
+
+struct SeatSnapshot {
+  std::string state;  // running | busy | starting | sleeping | retiring | parked | stopped
+  bool processRunning = false;
+  uint64_t generation = 0;
+  int pid = 0;
+  size_t queued = 0;
+  size_t inflight = 0;
+  std::string note;  // why the seat is not running, or the last trouble
+  SeatCounters counters;
+};
+
+class Seat {
+ public:
+  static Result<std::unique_ptr<Seat>> open(const SeatProfile& profile, SeatOptions options);
+  ~Seat();
+  Seat(const Seat&) = delete;
+  Seat& operator=(const Seat&) = delete;
+
+  // Running mode; launches the runtime if there is none (also un-parks a crash-looping seat).
+  // Returns once the launch was published or failed.
+  Status wake();
+  // Sleeping mode: retires the Process (strong). Admission continues.
+  Status sleep();
+  // Retires the Process and leaves the mesh (strong). Idempotent.
+  void stop();
+  // The bounded variant (daemon shutdown): request on every seat first, then wait on each with
+  // the same deadline. waitStopped is true when the seat completed its stop in time.
+  void requestStop(std::chrono::steady_clock::time_point deadline);
+  bool waitStopped(std::chrono::steady_clock::time_point deadline);
+
+  const SeatProfile& profile() const;
+  std::string runtimeLogPath() const;
+  SeatSnapshot snapshot() const;
+
+  class Impl;
+
+ private:
+  explicit Seat(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace shoal::daemon

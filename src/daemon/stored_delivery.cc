@@ -1,0 +1,44 @@
+#include "daemon/stored_delivery.h"
+
+#include <fmt/format.h>
+
+namespace shoal::daemon {
+
+std::string ownershipId(const mesh::Delivery& d) {
+  return !d.message.id.empty() ? d.message.id : fmt::format("seq:{}:{}", d.subject, d.streamSeq);
+}
+
+std::string encodeStoredDelivery(const mesh::Delivery& d) {
+  auto encoded = wire::encodeMessage(d.message);
+  std::string flags;
+  flags += d.historical ? 'h' : '-';
+  flags += d.numDelivered > 1 ? 'r' : '-';
+  return fmt::format("{}\n{}\n{}\n{}", wire::deliveryKindName(d.kind), d.subject, flags,
+                     encoded.isOk() ? *encoded : std::string("{}"));
+}
+
+Result<StoredDelivery> decodeStoredDelivery(const std::string& body) {
+  size_t a = body.find('\n');
+  size_t b = a == std::string::npos ? a : body.find('\n', a + 1);
+  size_t c = b == std::string::npos ? b : body.find('\n', b + 1);
+  if (c == std::string::npos) return dataLoss("bad-journal-body", "a stored delivery is damaged");
+  StoredDelivery out;
+  std::string kind = body.substr(0, a);
+  if (kind == "dm") {
+    out.kind = wire::DeliveryKind::kDm;
+  } else if (kind == "channel") {
+    out.kind = wire::DeliveryKind::kChannel;
+  } else if (kind == "anycast") {
+    out.kind = wire::DeliveryKind::kAnycast;
+  } else {
+    return dataLoss("bad-journal-body", "a stored delivery names an unknown kind `" + kind + "`");
+  }
+  out.subject = body.substr(a + 1, b - a - 1);
+  std::string flags = body.substr(b + 1, c - b - 1);
+  out.historical = flags.size() > 0 && flags[0] == 'h';
+  out.redelivered = flags.size() > 1 && flags[1] == 'r';
+  SHOAL_ASSIGN_OR_RETURN(out.message, wire::decodeMessage(std::string_view(body).substr(c + 1)));
+  return out;
+}
+
+}  // namespace shoal::daemon

@@ -1,0 +1,55 @@
+#include "daemon/wake_events.h"
+
+#include <boost/json.hpp>
+
+#include "wire/subject.h"
+
+namespace shoal::daemon {
+namespace {
+
+namespace json = boost::json;
+
+}  // namespace
+
+Status WakeEvents::publish(const WakeEvent& event, int64_t atMs) {
+  SHOAL_ASSIGN_OR_RETURN(std::string subject, wire::wakeSubject(space_, seat_.principal));
+  json::object o{{"kind", event.kind},
+                 {"seat", json::object{{"id", seat_.principal.dotForm()}, {"name", seat_.name}}},
+                 {"generation", event.generation},
+                 {"at", atMs}};
+  if (!event.detail.empty()) o["detail"] = event.detail;
+  if (!event.messages.empty()) {
+    json::array ids;
+    for (const auto& id : event.messages)
+      ids.emplace_back(id);
+    o["messages"] = std::move(ids);
+  }
+  if (!event.exit.empty()) o["exit"] = event.exit;
+  return js_.publish(subject, json::serialize(o)).status();
+}
+
+Status WakeEvents::surfaced(const std::string& messageId, const std::string& sender, int64_t atMs) {
+  json::object body{
+      {"id", messageId}, {"recipient", seat_.principal.dotForm()}, {"surfacedAt", atMs}};
+  return receipt(messageId, sender, json::serialize(body));
+}
+
+Status WakeEvents::failed(const std::string& messageId, const std::string& sender,
+                          const std::string& reason, int64_t atMs) {
+  json::object body{{"id", messageId},
+                    {"recipient", seat_.principal.dotForm()},
+                    {"failedAt", atMs},
+                    {"reason", reason}};
+  return receipt(messageId, sender, json::serialize(body));
+}
+
+Status WakeEvents::receipt(const std::string& messageId, const std::string& sender,
+                           std::string body) {
+  SHOAL_ASSIGN_OR_RETURN(wire::Principal from, wire::parsePrincipal(sender));
+  SHOAL_ASSIGN_OR_RETURN(std::string subject, wire::rcptSubject(space_, from, seat_.principal));
+  transport::PublishOptions po;
+  po.msgId = "rcpt-" + messageId;
+  return js_.publish(subject, body, po).status();
+}
+
+}  // namespace shoal::daemon

@@ -1,0 +1,61 @@
+// WakeEvents: the seat's lifecycle facts and sender receipts, published to the space's wake
+// stream (DESIGN.md §9; seed 004 §1; issue 5 point 7). They are never chat messages.
+//
+// Lifecycle events — subject `cotal.<space>.wake.<seat owner>.<seat actor>`, stored in
+// WAKE_<space>:
+//   {"kind":K, "seat":{"id":"local.reviewer","name":"Reviewer"}, "generation":N, "at":ms,
+//    "detail"?:"…", "messages"?:["<message id>",…], "exit"?:"exit code 3"}
+// kinds: start-failed, exited-unexpectedly, runtime-error, wake-failed, turn-completed,
+//        started, stopped. The seat is named by its public name and technical id (its principal),
+//        never by an internal uid.
+//
+// Receipts — subject `cotal.<space>.rcpt.<sender o>.<sender a>.<seat o>.<seat a>`, Nats-Msg-Id
+// `rcpt-<message id>` (one terminal receipt per message):
+//   surfaced  {"id","recipient","surfacedAt"}
+//   failed    {"id","recipient","failedAt","reason"}
+//
+// Publishing is best effort: a publish the broker did not acknowledge is logged, and the
+// ownership journal (not the event) stays the truth.
+//
+// Thread safety: every method may be called from any thread.
+// Lifetime: must not outlive the JetStream it publishes with.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "daemon/seat_profile.h"
+#include "transport/jetstream.h"
+
+namespace shoal::daemon {
+
+struct WakeEvent {
+  std::string kind;
+  uint64_t generation = 0;
+  std::string detail;
+  std::vector<std::string> messages;
+  std::string exit;
+};
+
+class WakeEvents {
+ public:
+  WakeEvents(transport::JetStream& js, std::string space, SeatProfile seat)
+      : js_(js), space_(std::move(space)), seat_(std::move(seat)) {}
+
+  Status publish(const WakeEvent& event, int64_t atMs);
+  // `sender` is the message's from.id (dot-form); a malformed one is skipped.
+  Status surfaced(const std::string& messageId, const std::string& sender, int64_t atMs);
+  Status failed(const std::string& messageId, const std::string& sender, const std::string& reason,
+                int64_t atMs);
+
+ private:
+  Status receipt(const std::string& messageId, const std::string& sender, std::string body);
+
+  transport::JetStream& js_;
+  const std::string space_;
+  const SeatProfile seat_;
+};
+
+}  // namespace shoal::daemon

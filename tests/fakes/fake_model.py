@@ -1,0 +1,339 @@
+#!/usr/bin/env python3
+"""A scripted, rule-based fake of the Anthropic Messages API, for driving the real Claude Code
+CLI offline in tests (tests/runtime_real/, design: real-runtimes.md §1).
+
+Only `POST /v1/messages` (with or without a query such as `?beta=true`) is served; every other
+request (the CLI's `HEAD /` pre-connect included) gets a 404. Replies stream as SSE in the
+order the CLI expects: message_start, content_block_start, content_block_delta (text_delta or
+input_json_delta), content_block_stop, message_delta (stop_reason end_turn or tool_use),
+message_stop. The body ends when the connection closes.
+
+Replies follow rules, not a sequence (the CLI may send side requests), applied to the LAST
+message with role "user" (the CLI can append a role "system" message after it, and puts
+`<system-reminder>` text blocks before the user's own text):
+  * its last block is a tool_result        -> text  "TOOL_RESULT_SEEN: <the result's text>"
+  * the user text contains FAKE_MODEL_500  -> HTTP 500 (FAKE_MODEL_400 -> HTTP 400), with an
+                                              Anthropic-shaped JSON error body
+  * the user text contains "CALL_ECHO <w>" -> a tool_use of the first offered tool whose name
+                                              ends in "echo", input {"text": "<w>"}
+  * otherwise                              -> text  "fake-reply-N: <last 200 chars of the text>"
+
+Knobs: --port (0 picks a free one), --log PATH (one JSON line per request), --delay-s F
+(answer F seconds late), --status N (answer every model request with HTTP error N). Once bound
+it prints exactly one line, `listening on 127.0.0.1:PORT`, to stdout. SIGTERM/SIGINT stop it.
+
+Python 3 standard library only.
+"""
+
+import argparse
+import json
+import os
+import re
+import secrets
+import signal
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import urlsplit
+
+# Headers copied into the request log (lower-case names).
+LOGGED_HEADERS = (
+    "user-agent",
+    "x-api-key",
+    "authorization",
+    "anthropic-version",
+    "anthropic-beta",
+    "x-app",
+    "x-claude-code-session-id",
+    "content-type",
+)
+
+# The Anthropic error `type` for an HTTP status.
+ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    529: "overloaded_error",
+}
+
+TEXT_TAIL = 200  # how much of the user text a fake reply quotes
+DELTA_CHARS = 16  # text / JSON per content_block_delta
+CALL_ECHO = re.compile(r"CALL_ECHO\s+(\S+)")
+
+
+class FakeModel:
+    """Shared state of the server: options, the reply counter, the request log."""
+
+    def __init__(self, log_path, delay_s, forced_status):
+        self.delay_s = delay_s
+        self.forced_status = forced_status
+        self._lock = threading.Lock()
+        self._replies = 0
+        self._log = open(log_path, "a", encoding="utf-8") if log_path else None
+
+    def next_reply_number(self):
+        with self._lock:
+            self._replies += 1
+            return self._replies
+
+    def log(self, record):
+        if self._log is None:
+            return
+        line = json.dumps(record, ensure_ascii=False)
+        with self._lock:
+            self._log.write(line + "\n")
+            self._log.flush()
+
+
+def block_text(block):
+    """The text of a content block (a string, a text block, or a tool_result's content)."""
+    if isinstance(block, str):
+        return block
+    if not isinstance(block, dict):
+        return ""
+    if block.get("type") == "text":
+        return str(block.get("text", ""))
+    if block.get("type") == "tool_result":
+        content = block.get("content", "")
+        if isinstance(content, list):
+            return "\n".join(block_text(b) for b in content)
+        return str(content)
+    return ""
+
+
+def last_user_turn(body):
+    """(user_text, tool_result_text or None) of the last role:"user" message."""
+    messages = body.get("messages") or []
+    user = next((m for m in reversed(messages) if isinstance(m, dict) and m.get("role") == "user"),
+                None)
+    if user is None:
+        return "", None
+    content = user.get("content", "")
+    if isinstance(content, str):
+        return content, None
+    if not isinstance(content, list) or not content:
+        return "", None
+    last = content[-1]
+    if isinstance(last, dict) and last.get("type") == "tool_result":
+        return block_text(last), block_text(last)
+    texts = [block_text(b) for b in content if isinstance(b, dict) and b.get("type") == "text"]
+    own = [t for t in texts if not t.lstrip().startswith("<system-reminder>")]
+    return "\n".join(own if own else texts), None
+
+
+def echo_tool_name(body):
+    for tool in body.get("tools") or []:
+        name = tool.get("name", "") if isinstance(tool, dict) else ""
+        if name.endswith("echo"):
+            return name
+    return None
+
+
+def sse(event, data):
+    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode("utf-8")
+
+
+def chunks(text, size):
+    return [text[i:i + size] for i in range(0, len(text), size)] or [""]
+
+
+class Handler(BaseHTTPRequestHandler):
+    server_version = "fake-model/1"
+    protocol_version = "HTTP/1.0"  # one request per connection; SSE ends at close
+
+    @property
+    def model(self):
+        return self.server.fake_model
+
+    def log_message(self, format, *args):  # noqa: A002 - the base class's signature
+        pass  # the JSON request log replaces the default stderr chatter
+
+    def _headers_for_log(self):
+        return {k: self.headers[k] for k in LOGGED_HEADERS if self.headers.get(k) is not None}
+
+    def _read_body(self):
+        if "chunked" in (self.headers.get("transfer-encoding") or "").lower():
+            data = b""
+            while True:
+                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass
+                    return data
+                data += self.rfile.read(size)
+                self.rfile.readline()
+        length = int(self.headers.get("content-length") or 0)
+        return self.rfile.read(length) if length > 0 else b""
+
+    def _send_json(self, status, payload):
+        body = json.dumps(payload).encode("utf-8")
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def _send_error(self, status, message):
+        self._send_json(status, {
+            "type": "error",
+            "error": {"type": ERROR_TYPES.get(status, "api_error"), "message": message},
+        })
+
+    def _not_found(self):
+        self.model.log({"ts": time.time(), "method": self.command, "path": self.path,
+                        "headers": self._headers_for_log(), "status": 404})
+        self._send_error(404, f"fake model: no route for {self.command} {urlsplit(self.path).path}")
+
+    do_GET = do_HEAD = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _not_found
+
+    def do_POST(self):
+        if urlsplit(self.path).path != "/v1/messages":
+            self._read_body()
+            self._not_found()
+            return
+        record = {"ts": time.time(), "method": "POST", "path": self.path,
+                  "headers": self._headers_for_log()}
+        try:
+            body = json.loads(self._read_body() or b"{}")
+            if not isinstance(body, dict):
+                raise ValueError("the body is not a JSON object")
+        except (ValueError, UnicodeDecodeError) as e:
+            record.update(status=400, error=f"bad request body: {e}")
+            self.model.log(record)
+            self._send_error(400, f"fake model: bad request body: {e}")
+            return
+
+        user_text, tool_result = last_user_turn(body)
+        record.update(model=body.get("model"), stream=bool(body.get("stream")),
+                      messages=len(body.get("messages") or []), user_text=user_text)
+        if self.model.delay_s > 0:
+            time.sleep(self.model.delay_s)
+
+        status = self.model.forced_status
+        if status is None and tool_result is None:
+            if "FAKE_MODEL_500" in user_text:
+                status = 500
+            elif "FAKE_MODEL_400" in user_text:
+                status = 400
+        if status is not None:
+            record.update(status=status, reply=f"fake forced error {status}")
+            self.model.log(record)
+            self._send_error(status, f"fake forced error {status}")
+            return
+
+        reply = self._choose_reply(body, user_text, tool_result)
+        record.update(status=200, reply=reply)
+        self.model.log(record)
+        self._answer(body, reply)
+
+    def _choose_reply(self, body, user_text, tool_result):
+        """{"text": …} or {"tool_use": {"id", "name", "input"}}."""
+        if tool_result is not None:
+            return {"text": f"TOOL_RESULT_SEEN: {tool_result}"}
+        call = CALL_ECHO.search(user_text)
+        tool = echo_tool_name(body) if call else None
+        if call and tool:
+            return {"tool_use": {"id": "toolu_fake_" + secrets.token_hex(5), "name": tool,
+                                 "input": {"text": call.group(1)}}}
+        if call:
+            return {"text": "fake-model: CALL_ECHO but no tool ending in echo was offered"}
+        n = self.model.next_reply_number()
+        return {"text": f"fake-reply-{n}: {user_text[-TEXT_TAIL:]}"}
+
+    def _answer(self, body, reply):
+        message_id = "msg_fake_" + secrets.token_hex(6)
+        model = body.get("model") or "fake-model"
+        usage = {"input_tokens": 10, "output_tokens": 1, "cache_creation_input_tokens": 0,
+                 "cache_read_input_tokens": 0}
+        if "tool_use" in reply:
+            block = dict(reply["tool_use"], type="tool_use")
+            stop_reason = "tool_use"
+        else:
+            block = {"type": "text", "text": reply["text"]}
+            stop_reason = "end_turn"
+
+        if not body.get("stream"):
+            self._send_json(200, {"id": message_id, "type": "message", "role": "assistant",
+                                  "model": model, "content": [block], "stop_reason": stop_reason,
+                                  "stop_sequence": None, "usage": dict(usage, output_tokens=5)})
+            return
+
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        out = [sse("message_start", {"type": "message_start", "message": {
+            "id": message_id, "type": "message", "role": "assistant", "model": model,
+            "content": [], "stop_reason": None, "stop_sequence": None, "usage": usage}})]
+        if block["type"] == "tool_use":
+            out.append(sse("content_block_start", {
+                "type": "content_block_start", "index": 0,
+                "content_block": {"type": "tool_use", "id": block["id"], "name": block["name"],
+                                  "input": {}}}))
+            for part in chunks(json.dumps(block["input"]), DELTA_CHARS):
+                out.append(sse("content_block_delta", {
+                    "type": "content_block_delta", "index": 0,
+                    "delta": {"type": "input_json_delta", "partial_json": part}}))
+        else:
+            out.append(sse("content_block_start", {
+                "type": "content_block_start", "index": 0,
+                "content_block": {"type": "text", "text": ""}}))
+            for part in chunks(block["text"], DELTA_CHARS):
+                out.append(sse("content_block_delta", {
+                    "type": "content_block_delta", "index": 0,
+                    "delta": {"type": "text_delta", "text": part}}))
+        out.append(sse("content_block_stop", {"type": "content_block_stop", "index": 0}))
+        out.append(sse("message_delta", {
+            "type": "message_delta", "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+            "usage": {"output_tokens": 5}}))
+        out.append(sse("message_stop", {"type": "message_stop"}))
+        try:
+            for event in out:
+                self.wfile.write(event)
+                self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client went away (an interrupt); nothing to answer
+
+
+def main():
+    env = os.environ
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
+    parser.add_argument("--log", default=env.get("FAKE_LOG"), help="append one JSON line per request")
+    parser.add_argument("--delay-s", type=float, default=float(env.get("FAKE_DELAY_S") or 0),
+                        help="answer every model request this many seconds late")
+    parser.add_argument("--status", type=int,
+                        default=int(env["FAKE_STATUS"]) if env.get("FAKE_STATUS") else None,
+                        help="answer every model request with this HTTP error status")
+    args = parser.parse_args()
+
+    server = ThreadingHTTPServer((args.host, args.port), Handler)
+    server.daemon_threads = True
+    server.fake_model = FakeModel(args.log, args.delay_s, args.status)
+
+    def stop(signum, frame):
+        # shutdown() waits for serve_forever(), which runs on this (the main) thread.
+        threading.Thread(target=server.shutdown, daemon=True).start()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    host, port = server.server_address[:2]
+    print(f"listening on {host}:{port}", flush=True)
+    try:
+        server.serve_forever()
+    finally:
+        server.server_close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
