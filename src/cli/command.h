@@ -36,9 +36,11 @@ void registerWatchCommands(CLI::App& app, CommandResult& result);
 // Interactive peer: join (join_command.cc).
 void registerJoinCommands(CLI::App& app, CommandResult& result);
 
-// The seat daemon and its registry: daemon run|status, seat add|list|show|rm
+// The seat daemon and its registry: daemon run|status, seat add|list|show|start|sleep|stop|rm
 // (daemon_commands.cc).
 void registerDaemonCommands(CLI::App& app, CommandResult& result);
+// `seat events`, added to the `seat` group (seat_events_command.cc).
+void addSeatEventsCommand(CLI::App* seat, CommandResult& result);
 
 // Space planes: serve, probe (plane_commands.cc).
 void registerPlaneCommands(CLI::App& app, CommandResult& result);

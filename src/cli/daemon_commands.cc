@@ -103,9 +103,9 @@ int runDaemon(const DaemonArgs& args) {
   }
   // One total deadline for every seat's stop, started concurrently (StopForShutdown).
   if (!(*service)->shutdown(std::chrono::milliseconds(5000))) {
-    printNote("some seats did not stop within 5 s; their runtimes are killed as the daemon exits");
+    printNote("some seats did not stop within 5 s; their runtimes were killed");
     std::fflush(stdout);
-    (void)service->release();  // do not wait on them again; each runtime group is killed below
+    (void)service->release();  // nothing waits on them again
     std::_Exit(0);
   }
   service->reset();
@@ -316,6 +316,8 @@ void registerDaemonCommands(CLI::App& app, CommandResult& result) {
     std::string v = verb;
     c->callback([ss, &result, v] { result.exitCode = runSeatState(*ss, v); });
   }
+
+  addSeatEventsCommand(seat, result);
 
   auto rm = std::make_shared<SeatArgs>();
   CLI::App* r = seat->add_subcommand("rm", "unregister a seat");

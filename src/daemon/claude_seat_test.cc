@@ -296,6 +296,50 @@ TEST_F(ClaudeSeatTest, ErrorResultFailsTheWakeWithItsDetail) {
   EXPECT_TRUE(detailed);
   EXPECT_FALSE(hasEvent("turn-completed"));
   EXPECT_NE(seat->snapshot().note.find("API Error"), std::string::npos) << seat->snapshot().note;
+  // Presence carries the runtime's trouble: idle, with the condition the error result named.
+  ASSERT_TRUE(eventually([&] {
+    auto row = alice_->findPeer("local.reviewer");
+    return row.isOk() && row->presence.condition &&
+           row->presence.condition->code == wire::ConditionCode::kServer &&
+           row->presence.status == wire::PresenceStatus::kIdle;
+  }));
+}
+
+TEST_F(ClaudeSeatTest, PresenceIsWorkingDuringATurnAndIdleAfter) {
+  auto seat = open(profile({"--fake-turn-ms", "1500"}));
+  ASSERT_NE(seat, nullptr);
+  send("a slow turn");
+  ASSERT_TRUE(eventually([&] {
+    auto row = alice_->findPeer("local.reviewer");
+    return row.isOk() && row->presence.status == wire::PresenceStatus::kWorking;
+  }));
+  ASSERT_TRUE(eventually(
+      [&] {
+        auto row = alice_->findPeer("local.reviewer");
+        return row.isOk() && row->presence.status == wire::PresenceStatus::kIdle &&
+               seat->snapshot().counters.turns == 1;
+      },
+      std::chrono::seconds(10)));
+}
+
+TEST_F(ClaudeSeatTest, ShutdownDeadlineCutsTheGraceForAHungRuntime) {
+  SeatOptions so;
+  so.url = server_->url();
+  so.space = "main";
+  so.stopGrace = milliseconds(20000);  // far longer than the shutdown deadline
+  auto opened = Seat::open(profile(), so);
+  ASSERT_TRUE(opened.isOk()) << opened.status().toString();
+  auto seat = std::move(opened).value();
+  send("hang here FAKE_HANG");
+  ASSERT_TRUE(eventually([&] { return inputsWith("FAKE_HANG") == 1; }));
+  const auto start = std::chrono::steady_clock::now();
+  const auto deadline = start + milliseconds(800);
+  seat->requestStop(deadline);
+  EXPECT_TRUE(seat->waitStopped(deadline + milliseconds(2000)));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, milliseconds(2800))
+      << "the stop must not wait out the 20 s grace";
+  EXPECT_FALSE(seat->snapshot().processRunning);
+  EXPECT_EQ(seat->snapshot().state, "stopped");
 }
 
 TEST_F(ClaudeSeatTest, SleepIsAStrongBoundaryEvenForAHungTurn) {

@@ -1,5 +1,7 @@
 #include "daemon/daemon_service.h"
 
+#include <csignal>
+
 #include <boost/json.hpp>
 #include <unistd.h>
 
@@ -96,10 +98,16 @@ bool DaemonService::shutdown(std::chrono::milliseconds deadline) {
     seat->requestStop(until);  // all started at once: one deadline, not one per seat
   bool all = true;
   for (auto& [id, seat] : seats_) {
-    if (!seat->waitStopped(until)) {
-      log::warn("daemon: seat {} did not stop within the shutdown deadline", id);
-      all = false;
-    }
+    if (seat->waitStopped(until)) continue;
+    all = false;
+    // Past the deadline nothing waits any more; the runtime's group is ended so it does not
+    // outlive the daemon (it leads its own group, so the daemon's exit would not end it).
+    int pid = seat->snapshot().pid;
+    log::warn(
+        "daemon: seat {} did not stop within the shutdown deadline; killing its runtime "
+        "(process group {})",
+        id, pid);
+    if (pid > 0) ::kill(-pid, SIGKILL);
   }
   if (all) seats_.clear();
   return all;

@@ -57,9 +57,8 @@ class DaemonService {
   Result<std::string> handle(const ControlRequest& request);
 
   // Stops serving, then stops every seat concurrently within one total deadline (seed 004
-  // §2.2 StopForShutdown). False when some seat did not finish in time; its runtime is then
-  // killed when the process exits (each runtime leads its own process group, so the caller
-  // should exit promptly).
+  // §2.2 StopForShutdown). False when some seat did not finish in time: its runtime's process
+  // group is then SIGKILLed and the caller should exit without destroying the service.
   bool shutdown(std::chrono::milliseconds deadline = std::chrono::milliseconds(5000));
 
  private:

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <deque>
-#include <set>
 #include <thread>
 
 #include <boost/json.hpp>
@@ -14,6 +13,7 @@
 #include "base/ids.h"
 #include "base/log.h"
 #include "base/mutex.h"
+#include "daemon/admitted_seqs.h"
 #include "daemon/presentation.h"
 #include "daemon/runtime_driver.h"
 #include "daemon/stored_delivery.h"
@@ -37,8 +37,8 @@ constexpr milliseconds kDispatchRetry{1000};
 constexpr milliseconds kWorkEventEvery{1000};
 // Inside WAKE_<space>'s 2-minute duplicate window, with a margin.
 constexpr milliseconds kReceiptReplayWindow{100000};
-// The journal section holding the highest DM stream sequence admitted: {"seq":N}.
-constexpr std::string_view kDmMarkSection = "seat.dm_admitted";
+// The journal section holding the DM stream sequences admitted (admitted_seqs.h).
+constexpr std::string_view kDmAdmittedSection = "seat.dm_admitted";
 
 // One command's completion, shared by every caller waiting for it.
 class Completion {
@@ -185,9 +185,10 @@ class Seat::Impl {
   std::unique_ptr<mesh::Endpoint> endpoint_;
   uint64_t dmWatermark_ = 0;    // DM_<space> last sequence when the seat attached
   uint64_t taskWatermark_ = 0;  // TASK_<space> last sequence when the seat attached
+  // DM admissions all run on the one DM pump thread, so a check and its later insert never
+  // interleave with another DM's; the mutex makes the set safe to read from anywhere.
   Mutex admitMu_;
-  uint64_t dmAdmittedMark_ SHOAL_GUARDED_BY(admitMu_) = 0;  // journal section kDmMarkSection
-  std::set<uint64_t> failedAdmissions_ SHOAL_GUARDED_BY(admitMu_);  // DM seqs nak'ed on a fault
+  AdmittedSeqs admittedDms_ SHOAL_GUARDED_BY(admitMu_);  // journal section kDmAdmittedSection
   std::thread gate_;
 
   mutable Mutex mu_;
@@ -235,14 +236,11 @@ Status Seat::Impl::open() {
 
   {
     auto view = journal_->view();
-    if (auto it = view.sections.find(kDmMarkSection); it != view.sections.end()) {
-      boost::system::error_code ec;
-      auto v = boost::json::parse(it->second.valueJson, ec);
-      if (!ec && v.is_object() && v.as_object().contains("seq") &&
-          v.as_object().at("seq").is_number()) {
-        MutexLock lock(admitMu_);
-        dmAdmittedMark_ = v.as_object().at("seq").to_number<uint64_t>();
-      }
+    if (auto it = view.sections.find(kDmAdmittedSection); it != view.sections.end()) {
+      auto admitted = AdmittedSeqs::fromJson(it->second.valueJson);
+      if (!admitted.isOk()) return admitted.status().withContext("seat " + profile_.cwd);
+      MutexLock lock(admitMu_);
+      admittedDms_ = std::move(admitted).value();
     }
   }
   // Whatever a previous daemon left inflight may or may not have been read by its runtime
@@ -345,51 +343,41 @@ mesh::HandlerVerdict Seat::Impl::admit(const mesh::Delivery& d) {
   op.target = d.message.from.id;
   op.wake = std::string(wire::deliveryKindName(d.kind));
   const std::string id = op.id;
-  // The seat's DM durable delivers in stream order, admissions run in that order, and the
-  // high-water mark of admitted DM sequences commits with each admission. So a redelivered DM
-  // at or below the mark that the journal no longer knows was admitted before — its tombstone
-  // pruned by the journal's caps while the broker waited out the ack of a daemon that died
-  // between admission and ack. It is acked, never surfaced a second time.
-  const bool dmCopy = d.durable && d.kind == wire::DeliveryKind::kDm;
+  // A redelivered DM the journal no longer knows, whose sequence the seat admitted before (its
+  // tombstone pruned while the broker waited out the ack of a daemon that died between
+  // admission and ack), is acked and never surfaced a second time (admitted_seqs.h).
+  const bool dmCopy = d.durable && d.kind == wire::DeliveryKind::kDm && d.streamSeq > 0;
   journal::Transaction txn;
-  std::optional<uint64_t> raisedMark;
+  std::optional<std::string> admittedJson;
   {
     MutexLock lock(admitMu_);
-    if (dmCopy && d.numDelivered > 1 && d.streamSeq <= dmAdmittedMark_ && d.streamSeq > 0 &&
-        !journal_->find(id) && failedAdmissions_.count(d.streamSeq) == 0) {
+    if (dmCopy && admittedDms_.contains(d.streamSeq) && !journal_->find(id)) {
       log::warn(
           "seat {}: DM {} (seq {}) redelivered after its journal record was pruned; "
           "acked, not surfaced again",
           profile_.principal.dotForm(), id, d.streamSeq);
       return mesh::HandlerVerdict::kAccepted;
     }
-    // The mark never passes an admission that failed: that message must be admitted when the
-    // broker brings it back.
-    uint64_t ceiling = failedAdmissions_.empty() ? d.streamSeq : *failedAdmissions_.begin() - 1;
-    if (dmCopy && std::min(d.streamSeq, ceiling) > dmAdmittedMark_) {
-      raisedMark = std::min(d.streamSeq, ceiling);
+    if (dmCopy && !admittedDms_.contains(d.streamSeq)) {
+      AdmittedSeqs next = admittedDms_;
+      next.insert(d.streamSeq);
+      admittedJson = next.toJson();
     }
   }
   txn.add(std::move(op));
-  if (raisedMark) {
-    txn.add(journal::SetSection{std::string(kDmMarkSection),
-                                fmt::format("{{\"seq\":{}}}", *raisedMark), std::nullopt});
+  if (admittedJson) {
+    txn.add(journal::SetSection{std::string(kDmAdmittedSection), *admittedJson, std::nullopt});
   }
   auto committed = journal_->commit(std::move(txn));
   if (!committed.isOk()) {
     log::warn("seat {}: could not take ownership of {}: {}", profile_.principal.dotForm(), id,
               committed.status().toString());
     note("journal write failed: " + committed.status().toString());
-    if (dmCopy) {
-      MutexLock lock(admitMu_);
-      failedAdmissions_.insert(d.streamSeq);
-    }
     return mesh::HandlerVerdict::kRetryLater;  // not acked: the broker redelivers it
   }
-  {
+  if (admittedJson) {
     MutexLock lock(admitMu_);
-    if (dmCopy) failedAdmissions_.erase(d.streamSeq);
-    if (raisedMark) dmAdmittedMark_ = *raisedMark;
+    admittedDms_.insert(d.streamSeq);
   }
   if (committed->results[0].disposition == journal::AdmitDisposition::kAdmitted) {
     count(&SeatCounters::admitted);

@@ -94,5 +94,57 @@ TEST_F(CliDaemonTest, SeatRegistryThroughTheDaemon) {
   EXPECT_NE(second.err.find("a daemon already serves"), std::string::npos) << second.err;
 }
 
+// `shoal up` runs the daemon: a Claude seat (the fake CLI) surfaces a DM, sleeps, cold-starts on
+// the next DM, tells its lifecycle through `seat events`, and `shoal down` ends its runtime.
+TEST_F(CliDaemonTest, UpRunsTheDaemonAndAClaudeSeatSleepsAndWakes) {
+  ASSERT_EQ(up().code, 0);
+  const std::string fakeLog = home_->join("fake.log");
+  CliRun added = shoal({"seat", "add", "Claude Fake", "--runtime", "claude", "--",
+                        FAKE_CLAUDE_BINARY, "--fake-log", fakeLog});
+  ASSERT_EQ(added.code, 0) << added.out << added.err;
+  CliRun first = shoal({"send", "dm", "Claude Fake", "first", "task", "--wait", "surfaced=20"});
+  ASSERT_EQ(first.code, 0) << first.out << first.err;
+  EXPECT_NE(first.out.find("✓ surfaced at"), std::string::npos) << first.out;
+
+  CliRun slept = shoal({"seat", "sleep", "Claude Fake"});
+  ASSERT_EQ(slept.code, 0) << slept.err;
+  EXPECT_NE(slept.out.find("sleeping"), std::string::npos) << slept.out;
+  CliRun status = shoal({"daemon", "status", "--json"});
+  ASSERT_EQ(status.code, 0) << status.err;
+  json::value parsedStatus = json::parse(status.out);
+  json::object row = parsedStatus.at("seats").as_array()[0].as_object();
+  EXPECT_EQ(row.at("state").as_string(), "sleeping") << status.out;
+  EXPECT_EQ(row.at("desired").as_string(), "sleeping") << status.out;
+  EXPECT_FALSE(row.at("running").as_bool());
+
+  // A fresh DM wakes it: the runtime starts with that DM.
+  CliRun second = shoal({"send", "dm", "Claude Fake", "wake", "up", "--wait", "surfaced=20"});
+  ASSERT_EQ(second.code, 0) << second.out << second.err;
+  status = shoal({"daemon", "status", "--json"});
+  parsedStatus = json::parse(status.out);
+  row = parsedStatus.at("seats").as_array()[0].as_object();
+  EXPECT_EQ(row.at("coldStarts").as_int64(), 1) << status.out;
+
+  CliRun events = shoal({"seat", "events", "Claude Fake", "--json"});
+  ASSERT_EQ(events.code, 0) << events.err;
+  std::string kinds;
+  json::value parsedEvents = json::parse(events.out);
+  for (const auto& e : parsedEvents.as_array()) {
+    kinds += std::string(e.at("kind").as_string()) + " ";
+    EXPECT_EQ(e.at("seat").at("name").as_string(), "Claude Fake");
+  }
+  EXPECT_NE(kinds.find("started turn-completed stopped started turn-completed"), std::string::npos)
+      << kinds;
+  CliRun readable = shoal({"seat", "events", "Claude Fake"});
+  EXPECT_NE(readable.out.find("turn-completed"), std::string::npos) << readable.out;
+
+  // Down stops the daemon first: the seat's runtime ends with it.
+  ASSERT_EQ(shoal({"down"}).code, 0);
+  EXPECT_TRUE(testing::eventually([&] {
+    return FileSystem::posix().readFile(fakeLog).valueOr("").find("\"event\":\"exit\"") !=
+           std::string::npos;
+  }));
+}
+
 }  // namespace
 }  // namespace shoal
