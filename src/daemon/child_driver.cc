@@ -9,12 +9,6 @@
 #include "base/log.h"
 
 namespace shoal::daemon {
-namespace {
-
-constexpr std::chrono::milliseconds kStdinWriteTimeout{10000};
-
-}  // namespace
-
 Status ChildDriver::spawn(const SeatProfile& profile, std::vector<std::string> argv) {
   logFd_ = ::open(spec_.runtimeLogPath.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
   if (logFd_ < 0) {
@@ -42,7 +36,7 @@ ChildDriver::~ChildDriver() {
 }
 
 runtime::StdinWrite ChildDriver::handoff(const Handoff& handoff) {
-  return child_->writeStdin(frame(handoff), kStdinWriteTimeout);
+  return child_->writeStdin(frame(handoff), spec_.stdinWriteTimeout);
 }
 
 void ChildDriver::closeInput() {

@@ -18,6 +18,13 @@ class ClaudeDriver final : public ChildDriver {
   explicit ClaudeDriver(LaunchSpec spec) : ChildDriver(std::move(spec)) {}
   using ChildDriver::spawn;
   bool surfacedOnWrite() const override { return false; }
+  bool needsReady() const override { return true; }
+  // The readiness handshake: an initialize control request, answered once the CLI is up.
+  Status beginHandshake() {
+    runtime::StdinWrite wrote =
+        child_->writeStdin(claudeInitializeRequest(readyId()), spec_.stdinWriteTimeout);
+    return wrote.status;
+  }
   std::string sessionId() const override {
     MutexLock lock(mu_);
     return session_;
@@ -75,11 +82,17 @@ class ClaudeDriver final : public ChildDriver {
       case ClaudeLine::Kind::kWork:
         e.kind = DriverEvent::Kind::kWork;
         break;
+      case ClaudeLine::Kind::kControlResponse:
+        if (line.uuid != readyId()) return;
+        e.kind = DriverEvent::Kind::kReady;
+        break;
       case ClaudeLine::Kind::kOther:
         return;
     }
     emit(std::move(e));
   }
+
+  std::string readyId() const { return "shoal-ready-" + std::to_string(spec_.generation); }
 
   mutable Mutex mu_;
   std::string session_ SHOAL_GUARDED_BY(mu_);
@@ -105,6 +118,8 @@ Result<std::unique_ptr<RuntimeDriver>> launchClaudeDriver(const SeatProfile& pro
   auto argv = claudeArgv(profile, spec);
   auto driver = std::make_unique<ClaudeDriver>(std::move(spec));
   SHOAL_RETURN_IF_ERROR(driver->spawn(profile, std::move(argv)));
+  // A failed handshake write means the process is already gone: its kExited tells the seat.
+  (void)driver->beginHandshake();
   return std::unique_ptr<RuntimeDriver>(std::move(driver));
 }
 

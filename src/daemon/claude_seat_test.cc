@@ -364,5 +364,56 @@ TEST_F(ClaudeSeatTest, SleepIsAStrongBoundaryEvenForAHungTurn) {
   ASSERT_TRUE(eventually([&] { return inputsWith("WAKE_MARK") == 1; }));
 }
 
+// The runtime session survives a restart: the next Process resumes it (`--resume <id>`), so the
+// agent keeps its context; a session the runtime no longer knows falls back to a fresh one once.
+TEST_F(ClaudeSeatTest, TheSessionIsResumedAfterARestart) {
+  std::string session;
+  {
+    auto seat = open(profile());
+    ASSERT_NE(seat, nullptr);
+    send("remember this");
+    ASSERT_TRUE(eventually([&] { return hasEvent("turn-completed"); }));
+    auto replays = fakeLines("start");
+    ASSERT_EQ(replays.size(), 1u);
+    seat->stop();
+  }
+  std::string log = FileSystem::posix().readFile(fakeLog()).valueOr("");
+  json::value first = json::parse(log.substr(0, log.find('\n')));
+  session = std::string(first.at("session_id").as_string());
+  auto seat = open(profile());
+  ASSERT_NE(seat, nullptr);
+  send("do you remember RESUMED_MARK");
+  ASSERT_TRUE(eventually([&] { return inputsWith("RESUMED_MARK") == 1; }));
+  auto starts = fakeLines("start");
+  ASSERT_EQ(starts.size(), 2u);
+  log = FileSystem::posix().readFile(fakeLog()).valueOr("");
+  EXPECT_NE(log.find("\"--resume\",\"" + session + "\""), std::string::npos) << log;
+  EXPECT_EQ(seat->snapshot().counters.unexpectedExits, 0u);
+}
+
+TEST_F(ClaudeSeatTest, AnUnknownSessionFallsBackToAFreshOneWithoutLosingTheDm) {
+  {
+    auto seat = open(profile({"--fake-forget-sessions"}));
+    ASSERT_NE(seat, nullptr);
+    send("first life");
+    ASSERT_TRUE(eventually([&] { return hasEvent("turn-completed"); }));
+    seat->stop();
+  }
+  auto seat = open(profile({"--fake-forget-sessions"}));
+  ASSERT_NE(seat, nullptr);
+  const std::string id = send("after the fallback FALLBACK_MARK");
+  ASSERT_TRUE(eventually([&] { return inputsWith("FALLBACK_MARK") == 1; }));
+  ASSERT_TRUE(eventually([&] { return tombstone(id).has_value(); }));
+  EXPECT_EQ(tombstone(id)->state, journal::OwnerState::kSurfaced);
+  bool explained = false;
+  for (const auto& e : wakeEvents()) {
+    if (e.at("kind").as_string() == "runtime-error" &&
+        json::serialize(e).find("starting a fresh session") != std::string::npos)
+      explained = true;
+  }
+  EXPECT_TRUE(explained);
+  EXPECT_EQ(seat->snapshot().state, "running");
+}
+
 }  // namespace
 }  // namespace shoal::daemon

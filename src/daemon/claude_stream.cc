@@ -100,6 +100,12 @@ Result<ClaudeLine> parseClaudeLine(std::string_view line) {
     out.uuid = stringAt(o, "command_uuid");
     out.kind = stringAt(o, "state") == "started" ? ClaudeLine::Kind::kAckStarted
                                                  : ClaudeLine::Kind::kOther;
+  } else if (t == "control_response") {
+    out.kind = ClaudeLine::Kind::kControlResponse;
+    if (const json::value* r = o.if_contains("response"); r != nullptr && r->is_object()) {
+      out.uuid = stringAt(r->as_object(), "request_id");
+      out.isError = stringAt(r->as_object(), "subtype") == "error";
+    }
   } else if (t == "result") {
     out.kind = ClaudeLine::Kind::kResult;
     out.isError = boolAt(o, "is_error");
@@ -122,6 +128,13 @@ Result<ClaudeLine> parseClaudeLine(std::string_view line) {
     out.kind = ClaudeLine::Kind::kWork;
   }
   return out;
+}
+
+std::string claudeInitializeRequest(std::string_view requestId) {
+  json::object line{{"type", "control_request"},
+                    {"request_id", requestId},
+                    {"request", json::object{{"subtype", "initialize"}}}};
+  return json::serialize(line) + "\n";
 }
 
 std::string claudeUserLine(std::string_view uuid, std::string_view text) {

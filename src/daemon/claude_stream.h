@@ -10,7 +10,9 @@
 //   - `system/init` repeats at every turn start (it carries `session_id`);
 //   - `result` is the one turn end; `is_error:true` (API errors, `error_during_execution` after
 //     an interrupt) fails the wake; its `api_error_status` names the trouble;
-//   - `system/api_retry` (`error_status`, `error`) is trouble that did not end the turn.
+//   - `system/api_retry` (`error_status`, `error`) is trouble that did not end the turn;
+//   - `{"type":"control_response","response":{"subtype":"success"|"error","request_id":R}}`
+//     answers our control request R.
 // Any other line (assistant, tool results, unknown types) is work evidence only. A line that is
 // not a JSON object is a malformed frame (transport-fatal for the generation).
 //
@@ -27,9 +29,10 @@
 namespace shoal::daemon {
 
 struct ClaudeLine {
-  enum class Kind { kInit, kReplay, kAckStarted, kResult, kRetry, kWork, kOther };
+  enum class Kind { kInit, kReplay, kAckStarted, kResult, kRetry, kControlResponse, kWork, kOther };
   Kind kind = Kind::kOther;
-  std::string uuid;       // kReplay / kAckStarted: the client uuid acknowledged
+  std::string uuid;       // kReplay / kAckStarted: the client uuid acknowledged;
+                          // kControlResponse: the request_id answered
   std::string sessionId;  // when the line carries one
   bool isError = false;   // kResult
   std::string detail;     // kResult with isError, kRetry: a readable summary
@@ -38,6 +41,11 @@ struct ClaudeLine {
 
 // kInvalidArgument `malformed-frame` when the line is not a JSON object with a string `type`.
 Result<ClaudeLine> parseClaudeLine(std::string_view line);
+
+// The control request (with its newline) that asks a fresh process to initialize; its
+// control_response is the readiness handshake (the process is up and reading stdin; a
+// `--resume` of an unknown session exits before answering).
+std::string claudeInitializeRequest(std::string_view requestId);
 
 // The stdin line (with its newline) that hands `text` to Claude under `uuid`.
 std::string claudeUserLine(std::string_view uuid, std::string_view text);

@@ -15,6 +15,7 @@
 //                 an error result (the wake failed)
 //   kCondition    the runtime reported trouble that did not end the turn (rate limit, retry)
 //   kWork         a work event (assistant text, a tool step): activity evidence only
+//   kReady        the runtime answered its readiness handshake (drivers that needReady())
 //   kExited       the Process is gone: its exit status, and `detail` naming a transport fault
 //                 (oversized or malformed frame, read error) when that is what ended it. The
 //                 last event of a generation; the reader has drained every line before it.
@@ -42,7 +43,7 @@
 namespace shoal::daemon {
 
 struct DriverEvent {
-  enum class Kind { kAck, kTurnStarted, kTurnEnded, kCondition, kWork, kExited };
+  enum class Kind { kAck, kTurnStarted, kTurnEnded, kCondition, kWork, kReady, kExited };
   Kind kind = Kind::kWork;
   uint64_t generation = 0;
   std::string handoffId;  // kAck
@@ -67,6 +68,8 @@ struct LaunchSpec {
   DriverSink sink;
   // Claude: the session to resume (empty: a fresh session).
   std::string resumeSession;
+  // How long one handoff may wait on a runtime that does not read its stdin.
+  std::chrono::milliseconds stdinWriteTimeout{10000};
 };
 
 class RuntimeDriver {
@@ -76,6 +79,8 @@ class RuntimeDriver {
   // True: a complete write is the surfaced boundary (raw stdin). False: the runtime
   // acknowledges each handoff (kAck) and ends turns (kTurnEnded).
   virtual bool surfacedOnWrite() const = 0;
+  // True: no handoff before kReady (the driver started a readiness handshake at launch).
+  virtual bool needsReady() const { return false; }
   // Writes one handoff. OK iff every byte went out; bytesWritten says how many did otherwise.
   virtual runtime::StdinWrite handoff(const Handoff& handoff) = 0;
   // Begins a graceful stop: the runtime reads EOF and may finish what it already read.

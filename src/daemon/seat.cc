@@ -39,6 +39,10 @@ constexpr milliseconds kWorkEventEvery{1000};
 constexpr milliseconds kReceiptReplayWindow{100000};
 // The journal section holding the DM stream sequences admitted (admitted_seqs.h).
 constexpr std::string_view kDmAdmittedSection = "seat.dm_admitted";
+// The journal section holding the runtime session to resume: {"id":"<session id>"}.
+constexpr std::string_view kSessionSection = "runtime.session";
+// A runtime that does not answer its readiness handshake in this time is retired.
+constexpr milliseconds kReadyTimeout{60000};
 
 // One command's completion, shared by every caller waiting for it.
 class Completion {
@@ -158,6 +162,8 @@ class Seat::Impl {
   void dispatch();
   bool dispatchOne();
   void turnEnded(const DriverEvent& event);
+  // Remembers the runtime session to resume at the next launch ("" forgets it).
+  void saveSession(const std::string& id);
   void unexpectedExit(const DriverEvent& event);
   void beginRetire(Retiring kind, std::shared_ptr<Completion> done,
                    std::optional<TimePoint> deadline);
@@ -211,6 +217,10 @@ class Seat::Impl {
   std::vector<std::shared_ptr<Completion>> retireWaiters_;
   std::deque<GateEvent> deferred_;  // commands that arrived while retiring
   std::optional<TimePoint> restartAt_;
+  std::optional<TimePoint> readyDeadline_;  // set while the current generation is not ready
+  std::string savedSession_;                // the runtime session to resume (journal section)
+  bool resumedGeneration_ = false;          // the current generation was launched with it
+  bool resumeFallbackUsed_ = false;         // a failed resume fell back to a fresh session
   std::optional<TimePoint> dispatchRetryAt_;
   milliseconds backoff_{0};
   int crashesInARow_ = 0;
@@ -236,6 +246,12 @@ Status Seat::Impl::open() {
 
   {
     auto view = journal_->view();
+    if (auto it = view.sections.find(kSessionSection); it != view.sections.end()) {
+      boost::system::error_code ec;
+      auto v = boost::json::parse(it->second.valueJson, ec);
+      if (!ec && v.is_object() && v.as_object().contains("id") && v.at("id").is_string())
+        savedSession_ = std::string(v.at("id").as_string());
+    }
     if (auto it = view.sections.find(kDmAdmittedSection); it != view.sections.end()) {
       auto admitted = AdmittedSeqs::fromJson(it->second.valueJson);
       if (!admitted.isOk()) return admitted.status().withContext("seat " + profile_.cwd);
@@ -458,6 +474,7 @@ void Seat::Impl::gateMain() {
       };
       earliest(restartAt_);
       earliest(dispatchRetryAt_);
+      earliest(readyDeadline_);
       if (retiring_ != Retiring::kNone) earliest(retireDeadline_);
       while (events_.empty()) {
         if (!wakeAt) {
@@ -576,6 +593,15 @@ void Seat::Impl::onTimer(TimePoint now) {
     finishRetire();
     return;
   }
+  if (readyDeadline_ && now >= *readyDeadline_ && driver_ != nullptr) {
+    readyDeadline_.reset();
+    const std::string detail = fmt::format(
+        "the runtime (pid {}) did not answer its readiness handshake in {} s; retiring it",
+        driver_->pid(), kReadyTimeout.count() / 1000);
+    log::warn("seat {}: {}", profile_.principal.dotForm(), detail);
+    event(WakeEvent{"start-failed", generation_, detail, {}, {}});
+    driver_->kill(milliseconds(0));  // its kExited runs the exit path
+  }
   if (restartAt_ && now >= *restartAt_) {
     restartAt_.reset();
     if (shouldRun() && driver_ == nullptr && !parked_) (void)launch("restart");
@@ -615,6 +641,12 @@ void Seat::Impl::onDriver(const DriverEvent& e) {
     case DriverEvent::Kind::kTurnEnded:
       turnEnded(e);
       return;
+    case DriverEvent::Kind::kReady:
+      if (!readyDeadline_) return;
+      readyDeadline_.reset();
+      if (retiring_ == Retiring::kNone) accepting_ = true;
+      dispatch();
+      return;
     case DriverEvent::Kind::kExited:
       if (retiring_ != Retiring::kNone) {
         finishRetire();
@@ -631,6 +663,9 @@ Status Seat::Impl::launch(const std::string& why) {
   spec.generation = generation;
   spec.space = options_.space;
   spec.runtimeLogPath = runtimeLogPath();
+  spec.stdinWriteTimeout = options_.stdinWriteTimeout;
+  resumedGeneration_ = profile_.runtime == RuntimeKind::kClaude && !savedSession_.empty();
+  if (resumedGeneration_) spec.resumeSession = savedSession_;
   spec.sink = [this](DriverEvent e) {
     GateEvent g;
     g.kind = GateEvent::Kind::kDriver;
@@ -661,14 +696,19 @@ Status Seat::Impl::launch(const std::string& why) {
     return cancelled("launch-superseded", "the seat began stopping during the launch");
   }
   driver_ = std::move(driver).value();
-  accepting_ = true;
+  // A driver with a readiness handshake accepts handoffs only once the runtime answered it.
+  accepting_ = !driver_->needsReady();
+  readyDeadline_.reset();
+  if (!accepting_) readyDeadline_ = Clock_::now() + kReadyTimeout;
   launchedAt_ = Clock_::now();
   progressThisGeneration_ = false;
   count(&SeatCounters::launches);
   note("");
+  const std::string how =
+      resumedGeneration_ ? why + " (resuming session " + savedSession_ + ")" : why;
   log::info("seat {}: runtime generation {} running (pid {}): {}", profile_.principal.dotForm(),
-            generation, driver_->pid(), why);
-  event(WakeEvent{"started", generation, why, {}, {}});
+            generation, driver_->pid(), how);
+  event(WakeEvent{"started", generation, how, {}, {}});
   presence([](mesh::PresencePublisher& p) {
     p.clearCondition();
     (void)p.setStatus(wire::PresenceStatus::kIdle);
@@ -805,6 +845,7 @@ bool Seat::Impl::dispatchOne() {
 
 void Seat::Impl::turnEnded(const DriverEvent& e) {
   count(&SeatCounters::turns);
+  saveSession(driver_->sessionId());
   progressThisGeneration_ = true;
   crashesInARow_ = 0;
   if (handoff_) {
@@ -868,7 +909,34 @@ void Seat::Impl::unexpectedExit(const DriverEvent& e) {
     p.setCondition(c);
   });
   note("runtime exited unexpectedly: " + how);
+  const bool neverReady = readyDeadline_.has_value();
+  readyDeadline_.reset();
+  if (neverReady && resumedGeneration_ && !resumeFallbackUsed_) {
+    // The runtime refused the saved session (e.g. its transcript is gone): once per seat life,
+    // start a fresh session at once instead of counting a crash.
+    resumeFallbackUsed_ = true;
+    const std::string detail = fmt::format(
+        "resuming session {} failed ({}); starting a fresh session", savedSession_, how);
+    log::warn("seat {}: {}", profile_.principal.dotForm(), detail);
+    event(WakeEvent{"runtime-error", generation_, detail, {}, {}});
+    saveSession("");
+    if (shouldRun()) restartAt_ = Clock_::now();
+    return;
+  }
   if (shouldRun()) scheduleRestart(how);
+}
+
+void Seat::Impl::saveSession(const std::string& id) {
+  if (profile_.runtime != RuntimeKind::kClaude || id == savedSession_) return;
+  boost::json::object value{{"id", id}};
+  auto saved = journal_->setSection(journal::SetSection{
+      std::string(kSessionSection), boost::json::serialize(value), std::nullopt});
+  if (!saved.isOk()) {
+    log::warn("seat {}: saving the runtime session: {}", profile_.principal.dotForm(),
+              saved.status().toString());
+    return;
+  }
+  savedSession_ = id;
 }
 
 void Seat::Impl::scheduleRestart(const std::string& why) {
@@ -898,6 +966,7 @@ void Seat::Impl::beginRetire(Retiring kind, std::shared_ptr<Completion> done,
                              std::optional<TimePoint> deadline) {
   retiring_ = kind;
   accepting_ = false;  // no new handoff from here on
+  readyDeadline_.reset();
   retireWaiters_.push_back(std::move(done));
   retireDeadline_ = Clock_::now() + options_.stopGrace;
   if (deadline && *deadline < retireDeadline_) retireDeadline_ = *deadline;
@@ -905,6 +974,7 @@ void Seat::Impl::beginRetire(Retiring kind, std::shared_ptr<Completion> done,
 }
 
 void Seat::Impl::finishRetire() {
+  readyDeadline_.reset();
   if (driver_ != nullptr) {
     driver_->kill(milliseconds(0));
     failInflight("stopped-before-ack: the runtime was stopped before acknowledging it");

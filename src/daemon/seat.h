@@ -72,6 +72,9 @@ struct SeatOptions {
   std::string space;  // the seat's space
   SeatMode mode = SeatMode::kRunning;
   std::chrono::milliseconds stopGrace{3000};
+  // A handoff to a runtime that stopped reading its stdin fails after this (partial or zero
+  // bytes, see above).
+  std::chrono::milliseconds stdinWriteTimeout{10000};
   std::chrono::milliseconds restartBackoff{500};
   std::chrono::milliseconds maxRestartBackoff{30000};
   int maxCrashesInARow = 5;

@@ -63,10 +63,13 @@ class SeatTest : public shoal::testing::ManagedSpaceTest {
     return p;
   }
 
-  std::unique_ptr<Seat> startSeat(SeatProfile p) {
+  std::unique_ptr<Seat> startSeat(SeatProfile p,
+                                  std::chrono::milliseconds stdinTimeout = milliseconds(10000)) {
     SeatOptions so;
     so.url = server_->url();
     so.space = "main";
+    so.stdinWriteTimeout = stdinTimeout;
+    so.restartBackoff = milliseconds(50);
     auto seat = Seat::open(p, so);
     EXPECT_TRUE(seat.isOk()) << seat.status().toString();
     return seat.isOk() ? std::move(seat).value() : nullptr;
@@ -148,6 +151,49 @@ TEST_F(SeatTest, ARuntimeWithoutADriverIsParkedWithTheReason) {
   EXPECT_FALSE(snap.processRunning);
   EXPECT_EQ(snap.state, "parked");
   EXPECT_NE(snap.note.find("no driver yet"), std::string::npos) << snap.note;
+}
+
+// Raw-stdin rules (seed 004 §2.1): a runtime that stops reading fills its pipe; a handoff that
+// got only part of its bytes out is terminal `failed` — it may have been half read — never
+// replayed, and the generation is retired (a new Process takes the next handoffs).
+TEST_F(SeatTest, PartialStdinWriteFailsTheHandoffAndRetiresTheRuntime) {
+  SeatProfile p = profile();
+  const std::string agentLog = dir_->join("agent.log");
+  p.command = {FAKE_STDIN_AGENT_BINARY, "--log", agentLog, "--stop-reading-after", "0"};
+  auto seat = startSeat(p, milliseconds(300));
+  ASSERT_NE(seat, nullptr);
+  // Each DM renders to ~16 KiB (the item cap); a 64 KiB pipe takes three or four of them.
+  const std::string big(20000, 'x');
+  std::vector<std::string> ids;
+  for (int i = 0; i < 8; ++i) {
+    auto sent = alice_->sendDirect("local.reviewer", "part " + std::to_string(i) + " " + big);
+    ASSERT_TRUE(sent.isOk()) << sent.status().toString();
+    ids.push_back(sent->stored.messageId);
+  }
+  auto failedPartial = [&] {
+    auto view = journal::OwnershipJournal::inspect(FileSystem::posix(), profile().cwd);
+    if (!view.isOk()) return std::string();
+    for (const auto& t : view->tombstones) {
+      if (t.state == journal::OwnerState::kFailed &&
+          t.reason.rfind("partial-stdin-write", 0) == 0) {
+        return t.id;
+      }
+    }
+    return std::string();
+  };
+  ASSERT_TRUE(eventually([&] { return !failedPartial().empty(); }, std::chrono::seconds(15)));
+  // The generation was retired and replaced; the failed one was never handed out again.
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.launches >= 2; }));
+  EXPECT_GE(seat->snapshot().counters.unexpectedExits, 1u);
+  auto view = journal::OwnershipJournal::inspect(FileSystem::posix(), profile().cwd);
+  ASSERT_TRUE(view.isOk());
+  for (const auto& t : view->tombstones) {
+    if (t.state == journal::OwnerState::kFailed) {
+      EXPECT_FALSE(t.reason.empty()) << t.id;
+    }
+  }
+  // Nothing the agent logged can show a failed id twice (it reads nothing at all here).
+  EXPECT_EQ(occurrences(FileSystem::posix().readFile(agentLog).valueOr(""), failedPartial()), 0u);
 }
 
 }  // namespace

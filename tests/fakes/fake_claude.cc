@@ -42,6 +42,8 @@
 //                       "completed","uuid":…,"session_id":…}: queued at once when the line is
 //                       read (even mid-turn), started at its turn start (or when folded),
 //                       completed after the result.
+//   --fake-forget-sessions  `--resume X` is refused as the real CLI refuses an unknown session
+//                       ("No conversation found with session ID: X" on stderr, exit 1).
 //   --fake-fold         a user line that arrives while a turn runs is folded into that turn
 //                       (its replay and an assistant answering it come before the turn's one
 //                       result), as the real CLI does during a tool step. Default: it is
@@ -105,6 +107,7 @@ struct FakeOptions {
   bool noUuid = false;
   bool lifecycle = false;
   bool fold = false;
+  bool forgetSessions = false;
 };
 
 // The --fake-* switches taken out of argv; `rest` is left for the Claude flag parser.
@@ -156,7 +159,8 @@ SplitArgs splitFakeSwitches(int argc, char** argv) {
         return out;
       }
       out.fake.initOnce = *value == "once";
-    } else if (arg == "--fake-no-uuid" || arg == "--fake-lifecycle" || arg == "--fake-fold") {
+    } else if (arg == "--fake-no-uuid" || arg == "--fake-lifecycle" || arg == "--fake-fold" ||
+               arg == "--fake-forget-sessions") {
       if (value) {
         out.error = "fake_claude: " + arg + " takes no value";
         return out;
@@ -164,6 +168,7 @@ SplitArgs splitFakeSwitches(int argc, char** argv) {
       if (arg == "--fake-no-uuid") out.fake.noUuid = true;
       if (arg == "--fake-lifecycle") out.fake.lifecycle = true;
       if (arg == "--fake-fold") out.fake.fold = true;
+      if (arg == "--fake-forget-sessions") out.fake.forgetSessions = true;
     } else {
       out.error = "fake_claude: unknown switch " + arg;
       return out;
@@ -485,6 +490,9 @@ int main(int argc, char** argv) {
   }
   const shoal::demo::ClaudeArgs& args = parsed.args;
   if (std::string error = shoal::demo::checkHeadless(args); !error.empty()) return refuse(error);
+  if (split.fake.forgetSessions && !args.resume.empty()) {
+    return refuse("No conversation found with session ID: " + args.resume);
+  }
   shoal::demo::McpServers mcp = shoal::demo::mcpServersFrom(args.mcpConfigs);
   if (!mcp.error.empty()) return refuse(mcp.error);
 

@@ -609,6 +609,24 @@ TEST_F(RealClaudeTest, SeatSurfacesADmThroughTheRealBinary) {
                         << readText(runtimeLog) << "\nfake model log:\n"
                         << readText(fakeLog_) << "\ndaemon:\n"
                         << daemon.output();
+
+  // A restarted seat resumes the same Claude session (the agent keeps its context): the next
+  // Process is launched with `--resume <id>`, its init carries the same session_id, and the
+  // request the model sees holds the earlier turn.
+  ASSERT_EQ(shoal({"seat", "stop", "Claude Real"}).code, 0);
+  ASSERT_EQ(shoal({"seat", "start", "Claude Real"}).code, 0);
+  const std::string again = "second message after a restart";
+  CliRun resent =
+      shoalLong({"send", "dm", "Claude Real", again, "--wait", "surfaced=90"}, seconds(120));
+  ASSERT_EQ(resent.code, 0) << resent.out << resent.err << "\ndaemon:\n"
+                            << daemon.output() << "\nruntime.log:\n"
+                            << readText(runtimeLog);
+  CliRun events = shoal({"seat", "events", "Claude Real"});
+  EXPECT_NE(events.out.find("resuming session"), std::string::npos) << events.out;
+  EXPECT_EQ(events.out.find("starting a fresh session"), std::string::npos)
+      << "the real CLI refused the resume:\n"
+      << events.out;
+  EXPECT_TRUE(testing::eventually([&] { return fakeModelSaw(again); }, seconds(90)));
 }
 
 }  // namespace
