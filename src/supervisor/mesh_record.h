@@ -5,7 +5,7 @@
 //
 //   {"version":1,"space":"main","url":"nats://127.0.0.1:4222","host":"127.0.0.1","port":4222,
 //    "storeDir":"…/broker","brokerPid":124,"supervisorPid":123,"servePid":125,
-//    "startedAtMs":1764500000000,"mode":"open"}
+//    "daemonPid":126,"startedAtMs":1764500000000,"mode":"open"}
 //
 // `servePid` and `daemonPid` may be absent (read as 0).
 //

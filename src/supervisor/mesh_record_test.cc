@@ -28,12 +28,14 @@ TEST(MeshRecord, RoundTrips) {
   EXPECT_EQ(*back, sample());
 }
 
-// The on-disk format is pinned: changing it needs a version bump (docs/decisions/001).
+// The on-disk format is pinned: changing it needs a version bump (docs/decisions/001). An added
+// optional field (daemonPid) is compatible both ways: old readers ignore it, absent reads as 0.
 TEST(MeshRecord, GoldenBytes) {
   EXPECT_EQ(encodeMeshRecord(sample()),
             "{\"version\":1,\"space\":\"main\",\"url\":\"nats://127.0.0.1:40001\","
             "\"host\":\"127.0.0.1\",\"port\":40001,\"storeDir\":\"/tmp/x/broker\","
-            "\"brokerPid\":124,\"supervisorPid\":123,\"servePid\":0,\"startedAtMs\":1764500000000,"
+            "\"brokerPid\":124,\"supervisorPid\":123,\"servePid\":0,\"daemonPid\":0,"
+            "\"startedAtMs\":1764500000000,"
             "\"mode\":\"open\"}\n");
 }
 
