@@ -9,6 +9,7 @@
 #include "base/clock.h"
 #include "cli/command.h"
 #include "cli/output.h"
+#include "daemon/control_socket.h"
 #include "supervisor/local_mesh.h"
 #include "supervisor/mesh_status.h"
 
@@ -32,6 +33,30 @@ std::string ageOf(int64_t startedAtMs) {
   if (s < 120) return fmt::format("{}s", s);
   if (s < 7200) return fmt::format("{}m", s / 60);
   return fmt::format("{}h{:02}m", s / 3600, (s % 3600) / 60);
+}
+
+// The seat daemon's own account (its control socket), or nullopt with why it did not answer.
+struct DaemonSummary {
+  std::optional<json::object> status;
+  std::string why;
+};
+
+DaemonSummary askDaemon(const MeshPaths& paths) {
+  DaemonSummary out;
+  auto reply = daemon::controlRequest(paths.controlSocket, daemon::ControlRequest{"status", "{}"},
+                                      std::chrono::milliseconds(2000));
+  if (!reply.isOk()) {
+    out.why = std::string(reply.status().message());
+    return out;
+  }
+  boost::system::error_code ec;
+  json::value v = json::parse(*reply, ec);
+  if (ec || !v.is_object()) {
+    out.why = "the daemon's reply is not JSON";
+    return out;
+  }
+  out.status = v.as_object();
+  return out;
 }
 
 }  // namespace
@@ -157,8 +182,15 @@ int runStatus(const MeshCommandArgs& args) {
   }
   const supervisor::MeshStatus& s = *st;
   bool healthy = s.broker.reachable && s.broker.jetstream;
+  DaemonSummary daemon = askDaemon(*paths);
   if (args.json) {
-    std::printf("%s\n", json::serialize(statusJson(s)).c_str());
+    json::object out = statusJson(s);
+    if (daemon.status) {
+      out["daemon"] = *daemon.status;
+    } else {
+      out["daemon"] = json::object{{"running", false}, {"detail", daemon.why}};
+    }
+    std::printf("%s\n", json::serialize(out).c_str());
     return healthy ? 0 : 1;
   }
   if (!s.broker.reachable) {
@@ -186,6 +218,17 @@ int runStatus(const MeshCommandArgs& args) {
     } else {
       printNote(line + (p.detail.empty() ? "" : " — " + p.detail));
     }
+  }
+  if (daemon.status) {
+    const json::array& seats = daemon.status->at("seats").as_array();
+    size_t running = 0;
+    for (const auto& seat : seats)
+      running += seat.at("running").as_bool() ? 1 : 0;
+    printOk(fmt::format("seat daemon pid {}: {} seat(s), {} with a running runtime "
+                        "(`shoal daemon status`)",
+                        daemon.status->at("pid").to_number<int64_t>(), seats.size(), running));
+  } else {
+    printNote("seat daemon: not answering — " + daemon.why);
   }
   printNote(describeMode(s.mode));
   if (s.record) {

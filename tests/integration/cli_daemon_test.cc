@@ -102,6 +102,11 @@ TEST_F(CliDaemonTest, UpRunsTheDaemonAndAClaudeSeatSleepsAndWakes) {
   CliRun added = shoal({"seat", "add", "Claude Fake", "--runtime", "claude", "--",
                         FAKE_CLAUDE_BINARY, "--fake-log", fakeLog});
   ASSERT_EQ(added.code, 0) << added.out << added.err;
+  CliRun mesh = shoal({"status"});
+  EXPECT_NE(mesh.out.find("✓ seat daemon pid"), std::string::npos) << mesh.out;
+  CliRun meshJson = shoal({"status", "--json"});
+  json::value meshParsed = json::parse(meshJson.out);
+  EXPECT_EQ(meshParsed.at("daemon").at("seats").as_array().size(), 1u) << meshJson.out;
   CliRun first = shoal({"send", "dm", "Claude Fake", "first", "task", "--wait", "surfaced=20"});
   ASSERT_EQ(first.code, 0) << first.out << first.err;
   EXPECT_NE(first.out.find("✓ surfaced at"), std::string::npos) << first.out;
