@@ -55,11 +55,17 @@ std::string seatId(const std::string& idOrName) {
   return "local." + actor;
 }
 
-Result<json::value> ask(const MeshTargetArgs& target, const std::string& op, json::object args) {
+// `minTimeout`: ops that wait for a seat (start, sleep, stop, rm) take as long as a runtime's
+// stop grace and launch; the CLI waits at least that long whatever --timeout says.
+constexpr std::chrono::milliseconds kSeatOpTimeout{20000};
+
+Result<json::value> ask(const MeshTargetArgs& target, const std::string& op, json::object args,
+                        std::chrono::milliseconds minTimeout = std::chrono::milliseconds(0)) {
   SHOAL_ASSIGN_OR_RETURN(std::string path, socketFor(target));
   daemon::ControlRequest request{op, json::serialize(args)};
-  SHOAL_ASSIGN_OR_RETURN(std::string result,
-                         daemon::controlRequest(path, request, target.timeout()));
+  SHOAL_ASSIGN_OR_RETURN(
+      std::string result,
+      daemon::controlRequest(path, request, std::max(target.timeout(), minTimeout)));
   boost::system::error_code ec;
   json::value v = json::parse(result, ec);
   if (ec) return internalError("bad-control-reply", "the daemon's result is not JSON");
@@ -180,7 +186,7 @@ int runSeatAdd(const SeatArgs& args) {
   for (const auto& e : args.env)
     env.push_back(json::value(e));
   profile["env"] = std::move(env);
-  auto added = ask(args.target, "seat.add", std::move(profile));
+  auto added = ask(args.target, "seat.add", std::move(profile), kSeatOpTimeout);
   if (!added.isOk()) return printFailure(what, added.status());
   if (args.json) {
     std::printf("%s\n", json::serialize(*added).c_str());
@@ -224,13 +230,25 @@ int runSeatShow(const SeatArgs& args) {
   printDetail("command:" + (command.empty() ? std::string(" (runtime default)") : command));
   printDetail("cwd: " + std::string(p.at("cwd").as_string()));
   printDetail("lifecycle: " + std::string(p.at("lifecycleUid").as_string()));
+  if (const auto* seatRow = seat->as_object().if_contains("seat");
+      seatRow != nullptr && seatRow->is_object()) {
+    const json::object& row = seatRow->as_object();
+    std::string line =
+        fmt::format("state: {} (desired {})", std::string(row.at("state").as_string()),
+                    std::string(row.at("desired").as_string()));
+    if (row.at("running").as_bool())
+      line += fmt::format(", runtime pid {}", row.at("pid").to_number<int64_t>());
+    if (!row.at("note").as_string().empty())
+      line += " — " + std::string(row.at("note").as_string());
+    printDetail(line);
+  }
   return 0;
 }
 
 // seat start | sleep | stop: writes the desired state and waits for the seat to reach it.
 int runSeatState(const SeatArgs& args, const std::string& verb) {
   const std::string what = "shoal seat " + verb;
-  auto r = ask(args.target, "seat." + verb, {{"id", seatId(args.name)}});
+  auto r = ask(args.target, "seat." + verb, {{"id", seatId(args.name)}}, kSeatOpTimeout);
   if (!r.isOk()) return printFailure(what, r.status());
   if (args.json) {
     std::printf("%s\n", json::serialize(*r).c_str());
@@ -252,7 +270,7 @@ int runSeatState(const SeatArgs& args, const std::string& verb) {
 int runSeatRm(const SeatArgs& args) {
   json::object request{{"id", seatId(args.name)}};
   if (args.revision > 0) request["revision"] = args.revision;
-  auto removed = ask(args.target, "seat.rm", std::move(request));
+  auto removed = ask(args.target, "seat.rm", std::move(request), kSeatOpTimeout);
   if (!removed.isOk()) return printFailure("shoal seat rm", removed.status());
   printOk("removed seat " + std::string(removed->at("removed").as_string()));
   return 0;

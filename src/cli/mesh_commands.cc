@@ -224,9 +224,10 @@ int runStatus(const MeshCommandArgs& args) {
     size_t running = 0;
     for (const auto& seat : seats)
       running += seat.at("running").as_bool() ? 1 : 0;
-    printOk(fmt::format("seat daemon pid {}: {} seat(s), {} with a running runtime "
-                        "(`shoal daemon status`)",
-                        daemon.status->at("pid").to_number<int64_t>(), seats.size(), running));
+    printOk(
+        fmt::format("seat daemon pid {}: {} seat(s), {} with a running runtime "
+                    "(`shoal daemon status`)",
+                    daemon.status->at("pid").to_number<int64_t>(), seats.size(), running));
   } else {
     printNote("seat daemon: not answering — " + daemon.why);
   }

@@ -1,5 +1,6 @@
 #include "daemon/child_driver.h"
 
+#include <algorithm>
 #include <csignal>
 #include <cstring>
 
@@ -23,6 +24,13 @@ Status ChildDriver::spawn(const SeatProfile& profile, std::vector<std::string> a
   co.envAllowList->push_back("PATH");
   co.envAllowList->push_back("HOME");
   co.env = {{"SHOAL_SEAT", profile.principal.dotForm()}, {"SHOAL_SPACE", spec_.space}};
+  if (!spec_.mcpConfigPath.empty()) co.env.emplace_back("SHOAL_MCP_CONFIG", spec_.mcpConfigPath);
+  if (profile.runtime == RuntimeKind::kClaude &&
+      std::find(profile.env.begin(), profile.env.end(), "ENABLE_TOOL_SEARCH") ==
+          profile.env.end()) {
+    // Claude 2.1.332+ hides MCP tools behind tool search unless this is off (real-runtimes.md).
+    co.env.emplace_back("ENABLE_TOOL_SEARCH", "false");
+  }
   co.stderrTarget = runtime::StderrTarget::appendTo(spec_.runtimeLogPath);
   SHOAL_ASSIGN_OR_RETURN(child_, runtime::ChildProcess::spawn(co));
   reader_ = std::thread([this] { readerMain(); });

@@ -7,6 +7,7 @@
 #include "base/mutex.h"
 #include "daemon/child_driver.h"
 #include "daemon/claude_stream.h"
+#include "daemon/seat_tools.h"
 #include "runtime/byte_source.h"
 #include "runtime/line_reader.h"
 
@@ -109,6 +110,17 @@ std::vector<std::string> claudeArgv(const SeatProfile& profile, const LaunchSpec
   if (!spec.resumeSession.empty()) {
     argv.emplace_back("--resume");
     argv.push_back(spec.resumeSession);
+  }
+  if (!spec.mcpConfigPath.empty()) {
+    // Only the seat's own MCP server, with its tools allowed (no permission prompt headless).
+    argv.emplace_back("--mcp-config");
+    argv.push_back(spec.mcpConfigPath);
+    argv.emplace_back("--strict-mcp-config");
+    argv.emplace_back("--allowedTools");
+    std::string allowed;
+    for (const auto& name : seatToolNamesForClaude())
+      allowed += (allowed.empty() ? "" : ",") + name;
+    argv.push_back(allowed);
   }
   return argv;
 }

@@ -254,6 +254,13 @@ Result<std::string> DaemonService::handle(const ControlRequest& request) {
       SHOAL_ASSIGN_OR_RETURN(ProfileSnapshot current, store_->get(id));
       revision = current.revision;
     }
+    // A stale revision is refused before anything stops.
+    SHOAL_ASSIGN_OR_RETURN(ProfileSnapshot now, store_->get(id));
+    if (now.revision != revision) {
+      return aborted("stale-revision", "seat " + id.dotForm() + " is no longer at revision " +
+                                           std::to_string(revision) + " (now " +
+                                           std::to_string(now.revision) + ")");
+    }
     seats_.erase(id.dotForm());  // stopped before its profile goes
     notes_.erase(id.dotForm());
     SHOAL_RETURN_IF_ERROR(store_->remove(id, revision));

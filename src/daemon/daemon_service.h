@@ -14,7 +14,7 @@
 //   seat.show  {"id"}               {"revision","profile","seat":{status row}}
 //   seat.start|sleep|stop {"id"}    writes the profile's state (CAS on the revision read now),
 //                                   then runs / sleeps / stops the seat (each a strong
-//                                   completion) → {"id","desired","state","running","note"}
+//                                   completion) → the seat's status row (as in `status`)
 //   seat.rm    {"id","revision"?}   stops the seat, removes it (CAS on `revision`, or on the
 //                                   revision read now)
 // Unknown ops and unknown argument keys are refused with a named error.

@@ -68,6 +68,9 @@ struct LaunchSpec {
   DriverSink sink;
   // Claude: the session to resume (empty: a fresh session).
   std::string resumeSession;
+  // The seat's MCP client config (`<cwd>/.shoal/mcp.json`, mode 0600): Claude gets it with
+  // --mcp-config; every runtime finds it in $SHOAL_MCP_CONFIG. Empty: no MCP endpoint.
+  std::string mcpConfigPath;
   // How long one handoff may wait on a runtime that does not read its stdin.
   std::chrono::milliseconds stdinWriteTimeout{10000};
 };

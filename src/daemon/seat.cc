@@ -1,11 +1,13 @@
 #include "daemon/seat.h"
 
 #include <algorithm>
+#include <csignal>
 #include <deque>
 #include <thread>
 
 #include <boost/json.hpp>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/clock.h"
@@ -13,12 +15,15 @@
 #include "base/ids.h"
 #include "base/log.h"
 #include "base/mutex.h"
+#include "base/process_info.h"
 #include "daemon/admitted_seqs.h"
 #include "daemon/presentation.h"
 #include "daemon/runtime_driver.h"
+#include "daemon/seat_tools.h"
 #include "daemon/stored_delivery.h"
 #include "daemon/wake_events.h"
 #include "journal/ownership_journal.h"
+#include "mcp/server.h"
 #include "mesh/endpoint.h"
 #include "mesh/presence_publisher.h"
 #include "transport/connection.h"
@@ -39,6 +44,8 @@ constexpr milliseconds kWorkEventEvery{1000};
 constexpr milliseconds kReceiptReplayWindow{100000};
 // The journal section holding the DM stream sequences admitted (admitted_seqs.h).
 constexpr std::string_view kDmAdmittedSection = "seat.dm_admitted";
+// The journal section naming the current runtime Process: {"pid":N,"program":"<argv[0]>"}.
+constexpr std::string_view kProcessSection = "runtime.process";
 // The journal section holding the runtime session to resume: {"id":"<session id>"}.
 constexpr std::string_view kSessionSection = "runtime.session";
 // A runtime that does not answer its readiness handshake in this time is retired.
@@ -143,6 +150,8 @@ class Seat::Impl {
   void post(GateEvent event);
   mesh::HandlerVerdict admit(const mesh::Delivery& delivery);
   bool isFresh(const mesh::Delivery& delivery) const;
+  Status startMcp();
+  void endLeftoverRuntime(const std::string& sectionJson);
   void count(uint64_t SeatCounters::*field, uint64_t n = 1) {
     MutexLock lock(mu_);
     snap_.counters.*field += n;
@@ -168,7 +177,7 @@ class Seat::Impl {
   void beginRetire(Retiring kind, std::shared_ptr<Completion> done,
                    std::optional<TimePoint> deadline);
   void finishRetire();
-  void scheduleRestart(const std::string& why);
+  void scheduleRestart(const std::string& why, bool launchFailed = false);
   void settleSurfaced(std::vector<Handed> owners, const std::string& how);
   void settleFailed(std::vector<Handed> owners, const std::string& reason);
   // Inflight owners the current runtime can no longer acknowledge end failed (`reason`).
@@ -189,6 +198,8 @@ class Seat::Impl {
   std::optional<transport::JetStream> js_;
   std::unique_ptr<WakeEvents> wake_;
   std::unique_ptr<mesh::Endpoint> endpoint_;
+  std::unique_ptr<mcp::Server> mcp_;  // the seat's tools; stopped before the endpoint closes
+  std::string mcpConfigPath_;
   uint64_t dmWatermark_ = 0;    // DM_<space> last sequence when the seat attached
   uint64_t taskWatermark_ = 0;  // TASK_<space> last sequence when the seat attached
   // DM admissions all run on the one DM pump thread, so a check and its later insert never
@@ -238,6 +249,7 @@ class Seat::Impl {
 Status Seat::Impl::open() {
   FileSystem& fs = FileSystem::posix();
   SHOAL_RETURN_IF_ERROR(fs.createDirs(profile_.cwd + "/.shoal").status());
+  ::chmod((profile_.cwd + "/.shoal").c_str(), 0700);  // the MCP token lives here
   journal::OpenOptions jo;
   jo.holder =
       fmt::format("pid {} (shoal daemon, seat {})", ::getpid(), profile_.principal.dotForm());
@@ -246,6 +258,9 @@ Status Seat::Impl::open() {
 
   {
     auto view = journal_->view();
+    if (auto it = view.sections.find(kProcessSection); it != view.sections.end()) {
+      endLeftoverRuntime(it->second.valueJson);
+    }
     if (auto it = view.sections.find(kSessionSection); it != view.sections.end()) {
       boost::system::error_code ec;
       auto v = boost::json::parse(it->second.valueJson, ec);
@@ -324,12 +339,67 @@ Status Seat::Impl::open() {
                 joined.status().toString());
     }
   }
+  SHOAL_RETURN_IF_ERROR(startMcp());
   // Admissions queued while the endpoint opened wait for the gate; its first command runs or
   // sleeps the seat as the profile says. A failed launch is not a failed open: the seat stays
   // on the mesh, admitting, and its note and the wake stream say why the runtime is not up.
   gate_ = std::thread([this] { gateMain(); });
   (void)command(mode_ == SeatMode::kRunning ? GateEvent::Kind::kWake : GateEvent::Kind::kSleep,
                 std::nullopt, true);
+  return Status::ok();
+}
+
+void Seat::Impl::endLeftoverRuntime(const std::string& sectionJson) {
+  // A daemon that was killed leaves its runtime running (it leads its own process group); a
+  // runtime that hangs would never go. It is ended here, but only when the pid still runs the
+  // program the record names — a reused pid is never touched.
+  boost::system::error_code ec;
+  auto v = boost::json::parse(sectionJson, ec);
+  if (ec || !v.is_object() || !v.as_object().contains("pid") || !v.at("pid").is_number()) return;
+  const auto pid = static_cast<pid_t>(v.at("pid").to_number<int64_t>());
+  const std::string program = v.as_object().contains("program") && v.at("program").is_string()
+                                  ? std::string(v.at("program").as_string())
+                                  : std::string();
+  if (pid <= 1 || program.empty()) return;
+  auto argv = processCommandLine(pid);
+  if (!argv.isOk() || argv->empty() || (*argv)[0] != program) return;
+  log::warn("seat {}: ending runtime pid {} ({}) left by a previous daemon",
+            profile_.principal.dotForm(), pid, program);
+  ::kill(-pid, SIGKILL);
+}
+
+Status Seat::Impl::startMcp() {
+  SHOAL_ASSIGN_OR_RETURN(std::string token, newHexToken(32));
+  SeatToolContext tools;
+  tools.endpoint = endpoint_.get();
+  tools.profile = profile_;
+  tools.space = options_.space;
+  tools.queued = [this] {
+    size_t n = 0;
+    for (const auto& r : journal_->view().live)
+      n += r.state == journal::OwnerState::kQueued ? 1 : 0;
+    return n;
+  };
+  mcp::ServerOptions mo;
+  mo.bearerToken = token;
+  mo.name = "shoal";
+  mo.version = "seat " + profile_.principal.dotForm();
+  mo.instructions = "The shoal mesh: you are " + profile_.name + " (" +
+                    profile_.principal.dotForm() +
+                    "). Messages from peers arrive as delivery blocks; answer them with shoal_dm "
+                    "or shoal_send. Text you write without a tool reaches nobody.";
+  SHOAL_ASSIGN_OR_RETURN(mcp_, mcp::Server::start(mo, seatTools(std::move(tools))));
+  // The client config, readable only by the owner: the token is the seat's identity.
+  boost::json::object server{
+      {"type", "http"},
+      {"url", mcp_->url()},
+      {"headers", boost::json::object{{"Authorization", "Bearer " + token}}}};
+  boost::json::object config{{"mcpServers", boost::json::object{{"shoal", std::move(server)}}}};
+  // <cwd>/.shoal is 0700 (open()), so the file is never readable by others, even briefly.
+  mcpConfigPath_ = profile_.cwd + "/.shoal/mcp.json";
+  SHOAL_RETURN_IF_ERROR(writeFileAtomically(FileSystem::posix(), mcpConfigPath_,
+                                            boost::json::serialize(config) + "\n"));
+  ::chmod(mcpConfigPath_.c_str(), 0600);
   return Status::ok();
 }
 
@@ -394,6 +464,15 @@ mesh::HandlerVerdict Seat::Impl::admit(const mesh::Delivery& d) {
   if (admittedJson) {
     MutexLock lock(admitMu_);
     admittedDms_.insert(d.streamSeq);
+  }
+  // Capacity admission may have ended the oldest live owners (seed 004 §3.3): their senders
+  // hear it like any other failure.
+  for (const auto& r : committed->results[0].reclaimed) {
+    count(&SeatCounters::failed);
+    log::warn("seat {}: the journal is full; {} was ended to admit {}",
+              profile_.principal.dotForm(), r.id, id);
+    (void)wake_->failed(r.id, r.target, "ownership_backlog_reclaimed: the seat's backlog was full",
+                        wallMs());
   }
   if (committed->results[0].disposition == journal::AdmitDisposition::kAdmitted) {
     count(&SeatCounters::admitted);
@@ -664,6 +743,7 @@ Status Seat::Impl::launch(const std::string& why) {
   spec.space = options_.space;
   spec.runtimeLogPath = runtimeLogPath();
   spec.stdinWriteTimeout = options_.stdinWriteTimeout;
+  spec.mcpConfigPath = mcpConfigPath_;
   resumedGeneration_ = profile_.runtime == RuntimeKind::kClaude && !savedSession_.empty();
   if (resumedGeneration_) spec.resumeSession = savedSession_;
   spec.sink = [this](DriverEvent e) {
@@ -685,7 +765,8 @@ Status Seat::Impl::launch(const std::string& why) {
     if (driver.status().reason() == "runtime-not-built") {
       parked_ = true;  // no retry can help
     } else {
-      scheduleRestart(detail);
+      progressThisGeneration_ = false;
+      scheduleRestart(detail, /*launchFailed=*/true);
     }
     return driver.status();
   }
@@ -696,6 +777,17 @@ Status Seat::Impl::launch(const std::string& why) {
     return cancelled("launch-superseded", "the seat began stopping during the launch");
   }
   driver_ = std::move(driver).value();
+  {
+    const std::vector<std::string> argv = runtimeArgv(profile_, LaunchSpec{});
+    boost::json::object process{{"pid", driver_->pid()},
+                                {"program", argv.empty() ? std::string() : argv.front()}};
+    auto recorded = journal_->setSection(journal::SetSection{
+        std::string(kProcessSection), boost::json::serialize(process), std::nullopt});
+    if (!recorded.isOk()) {
+      log::warn("seat {}: recording the runtime pid: {}", profile_.principal.dotForm(),
+                recorded.status().toString());
+    }
+  }
   // A driver with a readiness handshake accepts handoffs only once the runtime answered it.
   accepting_ = !driver_->needsReady();
   readyDeadline_.reset();
@@ -939,9 +1031,11 @@ void Seat::Impl::saveSession(const std::string& id) {
   savedSession_ = id;
 }
 
-void Seat::Impl::scheduleRestart(const std::string& why) {
-  const bool lived = driver_ == nullptr && Clock_::now() - launchedAt_ >= kCrashWindow;
-  if (progressThisGeneration_ || lived) {
+void Seat::Impl::scheduleRestart(const std::string& why, bool launchFailed) {
+  // A generation that ran a turn or lived a while resets the count; a launch that failed never
+  // does (a missing program must park the seat, not retry forever).
+  const bool lived = !launchFailed && Clock_::now() - launchedAt_ >= kCrashWindow;
+  if ((progressThisGeneration_ && !launchFailed) || lived) {
     crashesInARow_ = 1;
   } else {
     ++crashesInARow_;
@@ -991,6 +1085,7 @@ void Seat::Impl::finishRetire() {
   }
   accepting_ = false;
   if (retiring_ == Retiring::kStop) {
+    if (mcp_) mcp_->stop();                   // no tool call runs on the endpoint after this
     if (endpoint_) (void)endpoint_->close();  // presence offline, no admission after this
     stopped_ = true;
   } else {

@@ -31,9 +31,10 @@
 //     terminal `failed` (`no-read-reconciliation`: neither raw stdin nor Claude can say whether
 //     the runtime read them; a blind replay could run the work twice), a failed receipt goes to
 //     each sender, `exited-unexpectedly` and `wake-failed` events are published; then, while
-//     the seat should run, a no-prompt relaunch after a backoff (0.5 s doubling to 30 s; five
-//     crashes in a row without a completed turn or 60 s of life park the seat with a `failed`
-//     condition until `seat start`) and the oldest live owner is handed to it after publication.
+//     the seat should run, a no-prompt relaunch after a backoff (0.5 s doubling, at most 30 s;
+//     five crashes or failed launches in a row without a completed turn or 60 s of life park
+//     the seat with a `failed` condition until `seat start`) and the oldest live owner is
+//     handed to it after publication (and, for Claude, after its readiness handshake).
 //   - Restart of the daemon: inflight owners left by the previous daemon end `failed` the same
 //     way before anything else runs.
 //   - Sleep / Stop are strong completion boundaries: one retirement at a time (non-accepting,
@@ -92,7 +93,8 @@ struct SeatCounters {
 };
 
 struct SeatSnapshot {
-  std::string state;  // running | busy | starting | sleeping | retiring | parked | stopped
+  // running | busy | starting | restarting | sleeping | retiring | parked | stopped
+  std::string state;
   bool processRunning = false;
   uint64_t generation = 0;
   int pid = 0;

@@ -1,12 +1,16 @@
-// ExecSeat against a real nats-server and manager plane: a DM to an exec seat reaches the
+// Exec seats (raw stdin) against a real nats-server and manager plane: a DM reaches the
 // runtime's stdin exactly once (also across a seat restart), with a receipt; inflight owners of
-// a previous daemon end failed, never replayed.
+// a previous daemon end failed, never replayed; a partial stdin write fails its handoff; a
+// runtime a killed daemon left behind is ended by the next one.
 #include "daemon/seat.h"
+
+#include <csignal>
 
 #include <boost/json.hpp>
 
 #include "base/clock.h"
 #include "base/file_system.h"
+#include "base/subprocess.h"
 #include "journal/ownership_journal.h"
 #include "mesh/endpoint.h"
 #include "testing/eventually.h"
@@ -194,6 +198,53 @@ TEST_F(SeatTest, PartialStdinWriteFailsTheHandoffAndRetiresTheRuntime) {
   }
   // Nothing the agent logged can show a failed id twice (it reads nothing at all here).
   EXPECT_EQ(occurrences(FileSystem::posix().readFile(agentLog).valueOr(""), failedPartial()), 0u);
+}
+
+// A daemon killed with SIGKILL leaves its runtime running in its own process group; the next
+// daemon ends it before starting its own — and only if the pid still runs that program.
+TEST_F(SeatTest, ARuntimeLeftByAKilledDaemonIsEnded) {
+  ASSERT_TRUE(FileSystem::posix().createDirs(profile().cwd).isOk());
+  SpawnOptions o;
+  o.argv = {FAKE_STDIN_AGENT_BINARY, "--stop-reading-after", "0"};
+  o.newSession = true;  // its own group, as a runtime is
+  o.killOnDestroy = true;
+  auto leftover = Subprocess::spawn(o);
+  ASSERT_TRUE(leftover.isOk()) << leftover.status().toString();
+  {
+    auto journal =
+        journal::OwnershipJournal::open(FileSystem::posix(), Clock::real(), profile().cwd);
+    ASSERT_TRUE(journal.isOk()) << journal.status().toString();
+    boost::json::object process{{"pid", leftover->pid()}, {"program", FAKE_STDIN_AGENT_BINARY}};
+    ASSERT_TRUE((*journal)
+                    ->setSection(journal::SetSection{"runtime.process",
+                                                     boost::json::serialize(process), std::nullopt})
+                    .isOk());
+  }
+  SeatProfile p = profile();
+  p.command = {FAKE_STDIN_AGENT_BINARY};
+  auto seat = startSeat(p);
+  ASSERT_NE(seat, nullptr);
+  auto ended = leftover->wait(milliseconds(5000));
+  ASSERT_TRUE(ended.isOk()) << "the leftover runtime is still running";
+  EXPECT_FALSE(ended->exited);
+  EXPECT_EQ(ended->signal, SIGKILL);
+  EXPECT_TRUE(seat->snapshot().processRunning);
+}
+
+// A runtime that cannot even start (a missing program) is retried with backoff, then parked
+// with the reason — never retried forever.
+TEST_F(SeatTest, AMissingProgramParksTheSeatAfterRepeatedFailedLaunches) {
+  SeatProfile p = profile();
+  p.command = {dir_->join("no-such-agent")};
+  auto seat = startSeat(p);
+  ASSERT_NE(seat, nullptr);
+  ASSERT_TRUE(
+      eventually([&] { return seat->snapshot().state == "parked"; }, std::chrono::seconds(10)))
+      << seat->snapshot().state;
+  SeatSnapshot snap = seat->snapshot();
+  EXPECT_EQ(snap.counters.launches, 0u);
+  EXPECT_NE(snap.note.find("parked after 5 failed runtime starts"), std::string::npos) << snap.note;
+  EXPECT_NE(snap.note.find("no-such-agent"), std::string::npos) << snap.note;
 }
 
 }  // namespace

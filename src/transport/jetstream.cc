@@ -5,38 +5,11 @@
 
 #include <boost/json.hpp>
 
+#include "base/base64.h"
 #include "transport/nats_internal.h"
 
 namespace shoal::transport {
 namespace {
-
-// Standard base64 (RFC 4648, with padding) as the JetStream API encodes message data.
-std::optional<std::string> decodeBase64(std::string_view in) {
-  auto value = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-  };
-  std::string out;
-  out.reserve(in.size() / 4 * 3);
-  uint32_t acc = 0;
-  int bits = 0;
-  for (char c : in) {
-    if (c == '=') break;
-    int v = value(c);
-    if (v < 0) return std::nullopt;
-    acc = (acc << 6) | static_cast<uint32_t>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<char>((acc >> bits) & 0xFF));
-    }
-  }
-  return out;
-}
 
 using detail::natsError;
 using detail::timeoutMs;
@@ -431,7 +404,7 @@ Result<StoredMessage> JetStream::findMessage(std::string_view stream, uint64_t f
     out.timeMs = parseRfc3339Ms(std::string(v->as_string())).value_or(0);
   }
   if (const auto* v = m.if_contains("data"); v != nullptr && v->is_string()) {
-    auto data = decodeBase64(v->as_string());
+    auto data = base64Decode(v->as_string());
     if (!data) return unavailable("bad-api-reply", "a stored message's data is not base64");
     out.data = std::move(*data);
   }

@@ -16,6 +16,9 @@ message with role "user" (the CLI can append a role "system" message after it, a
                                               Anthropic-shaped JSON error body
   * the user text contains "CALL_ECHO <w>" -> a tool_use of the first offered tool whose name
                                               ends in "echo", input {"text": "<w>"}
+  * the user text contains "CALL_TOOL <suffix> <json>" -> a tool_use of the first offered tool
+                                              whose name ends in <suffix>, input <json> (one
+                                              JSON object on the rest of that line)
   * otherwise                              -> text  "fake-reply-N: <last 200 chars of the text>"
 
 Knobs: --port (0 picks a free one), --log PATH (one JSON line per request), --delay-s F
@@ -64,6 +67,7 @@ ERROR_TYPES = {
 TEXT_TAIL = 200  # how much of the user text a fake reply quotes
 DELTA_CHARS = 16  # text / JSON per content_block_delta
 CALL_ECHO = re.compile(r"CALL_ECHO\s+(\S+)")
+CALL_TOOL = re.compile(r"CALL_TOOL\s+(\S+)\s+(\{.*\})")
 
 
 class FakeModel:
@@ -126,12 +130,16 @@ def last_user_turn(body):
     return "\n".join(own if own else texts), None
 
 
-def echo_tool_name(body):
+def tool_name_ending(body, suffix):
     for tool in body.get("tools") or []:
         name = tool.get("name", "") if isinstance(tool, dict) else ""
-        if name.endswith("echo"):
+        if name.endswith(suffix):
             return name
     return None
+
+
+def echo_tool_name(body):
+    return tool_name_ending(body, "echo")
 
 
 def sse(event, data):
@@ -237,6 +245,17 @@ class Handler(BaseHTTPRequestHandler):
         """{"text": …} or {"tool_use": {"id", "name", "input"}}."""
         if tool_result is not None:
             return {"text": f"TOOL_RESULT_SEEN: {tool_result}"}
+        scripted = CALL_TOOL.search(user_text)
+        if scripted:
+            tool = tool_name_ending(body, scripted.group(1))
+            try:
+                args = json.loads(scripted.group(2))
+            except ValueError:
+                return {"text": "fake-model: CALL_TOOL arguments are not one JSON object"}
+            if tool is None:
+                return {"text": f"fake-model: CALL_TOOL but no tool ending in {scripted.group(1)}"}
+            return {"tool_use": {"id": "toolu_fake_" + secrets.token_hex(5), "name": tool,
+                                 "input": args}}
         call = CALL_ECHO.search(user_text)
         tool = echo_tool_name(body) if call else None
         if call and tool:

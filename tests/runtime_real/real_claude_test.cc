@@ -426,6 +426,43 @@ class RealClaudeTest : public CliTest {
     return texts;
   }
 
+  // `shoal daemon run` in the background with the quiet env (the seat's runtime inherits the
+  // names it passes with --env); nullptr if it did not come up.
+  Background* startQuietDaemon() {
+    std::string daemonOut = home_->join("daemon.out");
+    SpawnOptions opts = shoalSpawn({"daemon", "run"}, daemonOut, daemonOut);
+    for (const auto& kv : quietEnv(fakePort_)) {
+      opts.env.push_back(kv);
+    }
+    opts.unsetEnv = unsetCredentials();
+    auto child = Subprocess::spawn(opts);
+    if (!child.isOk()) {
+      ADD_FAILURE() << child.status().toString();
+      return nullptr;
+    }
+    background_.push_back(Background{std::move(child).value(), daemonOut});
+    Background& daemon = background_.back();
+    if (!outputShows(daemon, "✓ daemon serving space itest")) {
+      ADD_FAILURE() << daemon.output();
+      return nullptr;
+    }
+    return &daemon;
+  }
+
+  // `shoal seat add "Claude Real" --runtime claude` running the real CLI in `workdir` (the
+  // driver appends the stream-json and MCP flags itself).
+  CliRun addClaudeSeat(const std::string& workdir) {
+    std::vector<std::string> add = {"seat",   "add",   "Claude Real", "--runtime",
+                                    "claude", "--cwd", workdir};
+    for (const auto& kv : quietEnv(fakePort_)) {
+      add.push_back("--env");
+      add.push_back(kv.first);
+    }
+    add.push_back("--");
+    add.push_back(claude_);
+    return shoal(add);
+  }
+
   bool fakeModelSaw(const std::string& text) const {
     for (const auto& t : fakeModelTexts()) {
       if (t.find(text) != std::string::npos) return true;
@@ -566,28 +603,12 @@ TEST_F(RealClaudeTest, SeatSurfacesADmThroughTheRealBinary) {
   ASSERT_EQ(upWithoutDaemon().code, 0);
 
   // The daemon runs with the quiet env; the seat passes exactly these names to its runtime.
-  std::string daemonOut = home_->join("daemon.out");
-  SpawnOptions opts = shoalSpawn({"daemon", "run"}, daemonOut, daemonOut);
-  for (const auto& kv : quietEnv(fakePort_)) {
-    opts.env.push_back(kv);
-  }
-  opts.unsetEnv = unsetCredentials();
-  auto child = Subprocess::spawn(opts);
-  ASSERT_TRUE(child.isOk()) << child.status().toString();
-  background_.push_back(Background{std::move(child).value(), daemonOut});
-  Background& daemon = background_.back();
-  ASSERT_TRUE(outputShows(daemon, "✓ daemon serving space itest")) << daemon.output();
+  Background* started = startQuietDaemon();
+  ASSERT_NE(started, nullptr);
+  Background& daemon = *started;
 
   const std::string workdir = home_->join("work");
-  std::vector<std::string> add = {"seat",   "add",   "Claude Real", "--runtime",
-                                  "claude", "--cwd", workdir};
-  for (const auto& kv : quietEnv(fakePort_)) {
-    add.push_back("--env");
-    add.push_back(kv.first);
-  }
-  add.push_back("--");
-  add.push_back(claude_);  // the driver appends the stream-json flags itself
-  CliRun added = shoal(add);
+  CliRun added = addClaudeSeat(workdir);
   ASSERT_EQ(added.code, 0) << added.out << added.err << "\ndaemon:\n" << daemon.output();
 
   const std::string text = "hello from the real test";
@@ -627,6 +648,40 @@ TEST_F(RealClaudeTest, SeatSurfacesADmThroughTheRealBinary) {
       << "the real CLI refused the resume:\n"
       << events.out;
   EXPECT_TRUE(testing::eventually([&] { return fakeModelSaw(again); }, seconds(90)));
+}
+
+// The whole loop through the real CLI: a peer DMs the seat; the scripted model tells Claude to
+// call the seat's `shoal_dm` MCP tool; the reply reaches the peer through the mesh.
+TEST_F(RealClaudeTest, SeatRepliesThroughItsShoalDmTool) {
+  ASSERT_EQ(upWithoutDaemon().code, 0);
+  Background* started = startQuietDaemon();
+  ASSERT_NE(started, nullptr);
+  Background& daemon = *started;
+
+  // The peer that will get the reply: an interactive `shoal join` printing what it receives.
+  Background* tester = spawnShoal({"join", "--keep-running", "--name", "tester"});
+  ASSERT_NE(tester, nullptr);
+  ASSERT_TRUE(outputShows(*tester, "✓ joined space itest")) << tester->output();
+
+  const std::string workdir = home_->join("work");
+  CliRun added = addClaudeSeat(workdir);
+  ASSERT_EQ(added.code, 0) << added.out << added.err << "\ndaemon:\n" << daemon.output();
+
+  const std::string ask =
+      R"(please answer tester: CALL_TOOL shoal_dm {"to":"local.tester","text":"pong from claude"})";
+  CliRun sent =
+      shoalLong({"send", "dm", "Claude Real", ask, "--wait", "surfaced=90"}, seconds(120));
+  const std::string runtimeLog = workdir + "/.shoal/runtime.log";
+  ASSERT_EQ(sent.code, 0) << sent.out << sent.err << "\nruntime.log:\n" << readText(runtimeLog);
+  EXPECT_TRUE(outputShows(*tester, "pong from claude", seconds(90)))
+      << "tester:\n"
+      << tester->output() << "\nruntime.log:\n"
+      << readText(runtimeLog) << "\nfake model log:\n"
+      << readText(fakeLog_) << "\ndaemon:\n"
+      << daemon.output();
+  // The tool's receipt went back to the model (its next request carried the tool result).
+  EXPECT_TRUE(testing::eventually([&] { return fakeModelSaw("sent: stored seq"); }, seconds(60)))
+      << readText(fakeLog_);
 }
 
 }  // namespace

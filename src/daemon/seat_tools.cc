@@ -1,0 +1,292 @@
+#include "daemon/seat_tools.h"
+
+#include <boost/json.hpp>
+#include <fmt/format.h>
+
+#include "base/clock.h"
+#include "mesh/endpoint.h"
+#include "wire/presence.h"
+
+namespace shoal::daemon {
+namespace {
+
+namespace json = boost::json;
+using mcp::ToolResult;
+using mcp::ToolSpec;
+
+constexpr const char* kToolNames[] = {
+    "shoal_orientation", "shoal_roster",   "shoal_dm",   "shoal_send",  "shoal_anycast",
+    "shoal_status",      "shoal_channels", "shoal_join", "shoal_leave", "shoal_connection_status"};
+
+json::object schema(json::object properties, std::initializer_list<const char*> required) {
+  json::array req;
+  for (const char* r : required)
+    req.emplace_back(r);
+  return json::object{{"type", "object"},
+                      {"properties", std::move(properties)},
+                      {"required", std::move(req)},
+                      {"additionalProperties", false}};
+}
+
+json::object stringProp(const char* description) {
+  return json::object{{"type", "string"}, {"description", description}};
+}
+
+std::string str(const json::object& args, const char* key) {
+  const json::value* v = args.if_contains(key);
+  return v != nullptr && v->is_string() ? std::string(v->as_string()) : std::string();
+}
+
+ToolResult ok(std::string text, json::object meta = {}) {
+  return ToolResult{std::move(text), false, std::move(meta)};
+}
+
+ToolResult fail(const Status& status, std::string_view doing) {
+  return ToolResult{
+      fmt::format("{} failed: {} ({})", doing, status.message(), status.reason()), true, {}};
+}
+
+// "12s ago" / "3m ago" / "2h ago"; "" without a stamp.
+std::string ago(std::optional<double> stampMs, int64_t nowMs) {
+  if (!stampMs) return "";
+  int64_t s = (nowMs - static_cast<int64_t>(*stampMs)) / 1000;
+  if (s < 0) s = 0;
+  if (s < 120) return fmt::format("{}s ago", s);
+  if (s < 7200) return fmt::format("{}m ago", s / 60);
+  return fmt::format("{}h ago", s / 3600);
+}
+
+std::string rowLine(const mesh::RosterRow& row, int64_t nowMs) {
+  const wire::Presence& p = row.presence;
+  std::string line =
+      fmt::format("{} ({}): {}", p.card.name, row.id, wire::presenceStatusName(p.status));
+  if (p.card.role) line += ", role " + *p.card.role;
+  if (p.activity) line += ", activity \"" + *p.activity + "\"";
+  if (p.condition) {
+    line += fmt::format(", condition {}", wire::conditionCodeName(p.condition->code));
+    if (p.condition->message) line += " (" + *p.condition->message + ")";
+  }
+  if (p.activeAt) line += ", active " + ago(p.activeAt, nowMs);
+  if (!row.online()) line += ", last seen " + ago(p.ts, nowMs);
+  return line;
+}
+
+std::string receiptText(const mesh::SendReceipt& r) {
+  return fmt::format(
+      "sent: stored seq {} in {} (message id {}){}; {}. Stored is not read: the "
+      "recipient sees it when its runtime takes it.",
+      r.stored.seq, r.stored.stream, r.stored.messageId,
+      r.stored.duplicate ? " (a duplicate of an earlier send)" : "", r.note);
+}
+
+json::object receiptMeta(const mesh::SendReceipt& r) {
+  return json::object{{"shoal/receipt", json::object{{"messageId", r.stored.messageId},
+                                                     {"stream", r.stored.stream},
+                                                     {"seq", r.stored.seq},
+                                                     {"duplicate", r.stored.duplicate},
+                                                     {"target", r.target}}}};
+}
+
+}  // namespace
+
+std::vector<std::string> seatToolNamesForClaude() {
+  std::vector<std::string> out;
+  for (const char* name : kToolNames)
+    out.push_back(std::string("mcp__shoal__") + name);
+  return out;
+}
+
+std::vector<mcp::ToolSpec> seatTools(SeatToolContext context) {
+  auto ctx = std::make_shared<SeatToolContext>(std::move(context));
+  std::vector<ToolSpec> tools;
+
+  tools.push_back(ToolSpec{
+      "shoal_orientation", "Orientation",
+      "Who you are on the shoal mesh: your name and id, space, role, joined channels, who is "
+      "present, your status, and how many deliveries wait for you. Call it first.",
+      schema({}, {}), [ctx](const json::object&) {
+        mesh::Endpoint& ep = *ctx->endpoint;
+        const int64_t now = Clock::real().wallMs();
+        mesh::RosterSnapshot roster = ep.roster();
+        std::string text = fmt::format("You are {} ({}) in space {}.", ctx->profile.name,
+                                       ctx->profile.principal.dotForm(), ctx->space);
+        if (ctx->profile.role) text += " Your role: " + *ctx->profile.role + ".";
+        auto channels = ep.channels();
+        text += channels.empty()
+                    ? " You have joined no channel."
+                    : " Joined channels: #" + fmt::format("{}", fmt::join(channels, ", #")) + ".";
+        size_t present = 0;
+        std::string others;
+        for (const auto& row : roster.rows) {
+          if (row.id == ctx->profile.principal.dotForm()) continue;
+          if (!row.online()) continue;
+          ++present;
+          others += "\n- " + rowLine(row, now);
+        }
+        text +=
+            fmt::format("\n{} other peer(s) present{}:", present,
+                        roster.view.fresh ? "" : " (last known: the roster view is not current)");
+        text += others.empty() ? " none." : others;
+        if (ctx->queued) text += fmt::format("\nDeliveries waiting for you: {}.", ctx->queued());
+        text +=
+            "\nReply with shoal_dm (to a peer) or shoal_send (to a channel); local text you "
+            "write is never relayed to anyone.";
+        return ok(std::move(text));
+      }});
+
+  tools.push_back(ToolSpec{
+      "shoal_roster", "Roster",
+      "Every peer on the mesh with status (idle, working, waiting, offline), activity, "
+      "condition and ages.",
+      schema({}, {}), [ctx](const json::object&) {
+        const int64_t now = Clock::real().wallMs();
+        mesh::RosterSnapshot roster = ctx->endpoint->roster();
+        std::string text;
+        if (!roster.view.fresh) {
+          text = "LAST KNOWN (the roster view is not current: " +
+                 std::string(roster.view.condition.message()) + ")\n";
+        }
+        json::array rows;
+        for (const auto& row : roster.rows) {
+          text += "- " + rowLine(row, now) + "\n";
+          rows.push_back(
+              json::object{{"id", row.id},
+                           {"name", row.presence.card.name},
+                           {"status", std::string(wire::presenceStatusName(row.presence.status))}});
+        }
+        if (roster.rows.empty()) text += "nobody is on the roster yet\n";
+        return ok(std::move(text),
+                  json::object{{"shoal/roster", json::object{{"rows", std::move(rows)},
+                                                             {"current", roster.view.fresh}}}});
+      }});
+
+  tools.push_back(
+      ToolSpec{"shoal_dm", "Direct message",
+               "Send a direct message to one peer (by name or id). The receipt says it was stored, "
+               "never that it was read.",
+               schema({{"to", stringProp("the peer's name or id, e.g. alice or local.alice")},
+                       {"text", stringProp("the message")}},
+                      {"to", "text"}),
+               [ctx](const json::object& args) {
+                 const std::string text = str(args, "text");
+                 if (text.empty()) return ToolResult{"text is empty: nothing was sent", true, {}};
+                 auto sent = ctx->endpoint->sendDirect(str(args, "to"), text);
+                 if (!sent.isOk()) return fail(sent.status(), "shoal_dm");
+                 return ok(receiptText(*sent), receiptMeta(*sent));
+               }});
+
+  tools.push_back(ToolSpec{
+      "shoal_send", "Channel post",
+      "Post to a channel. Without `channel`, posts to your only joined channel. `mentions` "
+      "names peers to notify (each must resolve to exactly one peer).",
+      schema({{"text", stringProp("the post")},
+              {"channel", stringProp("a concrete channel, e.g. team.backend")},
+              {"mentions", json::object{{"type", "array"},
+                                        {"items", json::object{{"type", "string"}}},
+                                        {"description", "peer names or ids to @mention"}}}},
+             {"text"}),
+      [ctx](const json::object& args) {
+        std::string channel = str(args, "channel");
+        if (channel.empty()) {
+          auto joined = ctx->endpoint->channels();
+          if (joined.size() != 1) {
+            return ToolResult{joined.empty()
+                                  ? "no channel given and you have joined none: pass `channel`"
+                                  : "no channel given and you have joined several: pass `channel`",
+                              true,
+                              {}};
+          }
+          channel = joined.front();
+        }
+        std::vector<std::string> mentions;
+        if (const json::value* m = args.if_contains("mentions"); m != nullptr && m->is_array()) {
+          for (const auto& v : m->as_array()) {
+            if (v.is_string()) mentions.emplace_back(v.as_string());
+          }
+        }
+        auto sent = ctx->endpoint->post(channel, str(args, "text"), mentions);
+        if (!sent.isOk()) return fail(sent.status(), "shoal_send");
+        return ok(receiptText(*sent), receiptMeta(*sent));
+      }});
+
+  tools.push_back(ToolSpec{
+      "shoal_anycast", "Ask a role",
+      "Send work to whoever holds a role; exactly one holder takes it.",
+      schema({{"role", stringProp("the role, e.g. reviewer")}, {"text", stringProp("the work")}},
+             {"role", "text"}),
+      [ctx](const json::object& args) {
+        auto sent = ctx->endpoint->ask(str(args, "role"), str(args, "text"));
+        if (!sent.isOk()) return fail(sent.status(), "shoal_anycast");
+        return ok(receiptText(*sent), receiptMeta(*sent));
+      }});
+
+  tools.push_back(ToolSpec{
+      "shoal_status", "Set my status",
+      "Set your presence: status idle | working | waiting, and a short activity line others see.",
+      schema({{"status", stringProp("idle, working or waiting")},
+              {"activity", stringProp("what you are doing, in a few words; empty clears it")}},
+             {}),
+      [ctx](const json::object& args) {
+        std::string said;
+        if (args.contains("status")) {
+          auto status = wire::parsePresenceStatus(str(args, "status"));
+          if (!status || *status == wire::PresenceStatus::kOffline) {
+            return ToolResult{"status is idle, working or waiting", true, {}};
+          }
+          Status set = ctx->endpoint->setStatus(*status);
+          if (!set.isOk()) return fail(set, "shoal_status");
+          said += "status " + str(args, "status");
+        }
+        if (args.contains("activity")) {
+          std::string activity = str(args, "activity");
+          ctx->endpoint->setActivity(activity.empty() ? std::nullopt
+                                                      : std::optional<std::string>(activity));
+          said += std::string(said.empty() ? "" : ", ") +
+                  (activity.empty() ? "activity cleared" : "activity \"" + activity + "\"");
+        }
+        if (said.empty()) return ToolResult{"pass status and/or activity", true, {}};
+        return ok("set: " + said);
+      }});
+
+  tools.push_back(ToolSpec{"shoal_channels", "My channels", "The channels you have joined.",
+                           schema({}, {}), [ctx](const json::object&) {
+                             auto joined = ctx->endpoint->channels();
+                             if (joined.empty()) return ok("you have joined no channel");
+                             return ok("joined: #" + fmt::format("{}", fmt::join(joined, ", #")));
+                           }});
+
+  tools.push_back(ToolSpec{
+      "shoal_join", "Join a channel", "Join a channel to receive its posts.",
+      schema({{"channel", stringProp("a concrete channel, e.g. team.backend")}}, {"channel"}),
+      [ctx](const json::object& args) {
+        auto joined = ctx->endpoint->join(str(args, "channel"));
+        if (!joined.isOk()) return fail(joined.status(), "shoal_join");
+        return ok(joined->alreadyJoined ? "already joined #" + joined->channel
+                                        : "joined #" + joined->channel);
+      }});
+
+  tools.push_back(ToolSpec{"shoal_leave", "Leave a channel",
+                           "Leave a channel; its posts stop reaching you.",
+                           schema({{"channel", stringProp("a channel you joined")}}, {"channel"}),
+                           [ctx](const json::object& args) {
+                             Status left = ctx->endpoint->leave(str(args, "channel"));
+                             if (!left.isOk()) return fail(left, "shoal_leave");
+                             return ok("left #" + str(args, "channel"));
+                           }});
+
+  tools.push_back(ToolSpec{
+      "shoal_connection_status", "Connection status",
+      "Whether the mesh connection and the roster view are healthy.", schema({}, {}),
+      [ctx](const json::object&) {
+        mesh::RosterSnapshot roster = ctx->endpoint->roster();
+        std::string text = roster.view.fresh ? "connected; the roster view is current"
+                                             : "the roster view is not current: " +
+                                                   std::string(roster.view.condition.message());
+        return ok(
+            std::move(text),
+            json::object{{"shoal/connection", json::object{{"rosterCurrent", roster.view.fresh}}}});
+      }});
+  return tools;
+}
+
+}  // namespace shoal::daemon
