@@ -415,5 +415,24 @@ TEST_F(ClaudeSeatTest, AnUnknownSessionFallsBackToAFreshOneWithoutLosingTheDm) {
   EXPECT_EQ(seat->snapshot().state, "running");
 }
 
+// Commands that arrive while a retirement runs wait for it; a stop that ends the seat finishes
+// every one of them (none hangs), and a wake after the stop is refused by name.
+TEST_F(ClaudeSeatTest, CommandsRacingAStopAllReturn) {
+  auto seat = open(profile());
+  ASSERT_NE(seat, nullptr);
+  send("keep busy FAKE_HANG");
+  ASSERT_TRUE(eventually([&] { return inputsWith("FAKE_HANG") == 1; }));
+  std::thread sleeper([&] { EXPECT_TRUE(seat->sleep().isOk()); });
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().state == "retiring"; }));
+  Status woken;
+  std::thread waker([&] { woken = seat->wake(); });  // deferred behind the retirement
+  seat->stop();
+  sleeper.join();
+  waker.join();
+  EXPECT_EQ(woken.reason(), "seat-stopped") << woken.toString();
+  EXPECT_EQ(seat->snapshot().state, "stopped");
+  EXPECT_EQ(seat->wake().reason(), "seat-stopped");
+}
+
 }  // namespace
 }  // namespace shoal::daemon

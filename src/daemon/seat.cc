@@ -579,8 +579,12 @@ void Seat::Impl::gateMain() {
     if (stopped_) {
       MutexLock lock(mu_);
       closed_ = true;
+      // Commands that raced the stop end here, at once (nothing finishes them later).
       for (auto& e : events_) {
-        if (e.done) complete(e.done, Status::ok());
+        if (!e.done) continue;
+        e.done->finish(e.kind == GateEvent::Kind::kStop
+                           ? Status::ok()
+                           : failedPrecondition("seat-stopped", "the seat has stopped"));
       }
       events_.clear();
       return;
@@ -1096,9 +1100,13 @@ void Seat::Impl::finishRetire() {
   for (auto& w : retireWaiters_)
     complete(w, Status::ok());
   retireWaiters_.clear();
-  if (stopped_) return;
   std::deque<GateEvent> deferred;
   deferred.swap(deferred_);
+  if (stopped_) {
+    for (auto& e : deferred)
+      complete(e.done, failedPrecondition("seat-stopped", "the seat has stopped"));
+    return;
+  }
   for (auto& e : deferred)
     onCommand(e);
 }
