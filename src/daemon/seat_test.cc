@@ -41,15 +41,8 @@ class SeatTest : public shoal::testing::ManagedSpaceTest {
     auto dir = shoal::testing::TempDir::create("seat");
     ASSERT_TRUE(dir.isOk());
     dir_.emplace(std::move(dir).value());
-
-    mesh::EndpointOptions ao;
-    ao.servers = {server_->url()};
-    ao.principal = wire::Principal{"local", "alice"};
-    ao.receiveDirect = false;
-    ao.onWarning = [](const Status&) {};
-    auto alice = mesh::Endpoint::open(ao);
-    ASSERT_TRUE(alice.isOk()) << alice.status().toString();
-    alice_ = std::move(alice).value();
+    alice_ = openSender("alice");
+    ASSERT_NE(alice_, nullptr);
   }
 
   void TearDown() override {

@@ -8,9 +8,9 @@
 // short variant, the `slow` label the full one (≥ 50 kills, 1,000 DMs).
 #include <csignal>
 #include <map>
+#include <mutex>
 #include <random>
 #include <set>
-#include <thread>
 
 #include <boost/json.hpp>
 
@@ -85,52 +85,60 @@ TEST_F(CrashMatrixTest, EveryDmSurfacedOnceOrFailedWithAReasonAcrossDaemonKills)
   p.lifecycleUid = "crashmatrixlifecycle000001";
   ASSERT_TRUE(store->create(p).isOk());
 
-  mesh::EndpointOptions so;
-  so.servers = {server_->url()};
-  so.principal = wire::Principal{"local", "sender"};
-  so.receiveDirect = false;
-  so.onWarning = [](const Status&) {};
-  auto sender = mesh::Endpoint::open(so);
-  ASSERT_TRUE(sender.isOk()) << sender.status().toString();
-  sender_ = std::move(sender).value();
+  sender_ = openSender("sender");
+  ASSERT_NE(sender_, nullptr);
 
   const int64_t t0 = Clock::real().monotonicNs();
   startDaemon();
   ASSERT_TRUE(eventually([&] { return sender_->findPeer("local.target").isOk(); },
                          std::chrono::seconds(20)));
 
-  // The sender spreads its DMs over the kill phase; ids are recorded as the broker stores them.
-  std::vector<std::string> ids;
-  std::mutex idsMu;
-  std::atomic<bool> sending{true};
-  std::thread sendThread([&] {
-    const auto pause = milliseconds(std::max(1, kKills * 450 / kDms));
-    for (int i = 0; i < kDms; ++i) {
-      auto sent = sender_->sendDirect("local.target", "crash-matrix message " + std::to_string(i));
-      if (sent.isOk()) {
-        std::lock_guard lock(idsMu);
-        ids.push_back(sent->stored.messageId);
-      } else {
-        --i;  // the broker refused (e.g. a reconnect): the same DM again, a new id
-        std::this_thread::sleep_for(milliseconds(20));
-        continue;
-      }
-      std::this_thread::sleep_for(pause);
-    }
-    sending = false;
-  });
-
+  // Each daemon life gets a batch of DMs; the daemon is killed at a random point of that
+  // batch: as soon as r of its DMs (r random) were reported surfaced, while admission,
+  // dispatch, acks and the Claude turns of the others are in flight. Kill points follow the
+  // seat's own progress (its receipts, watched live), not a clock.
+  std::mutex seenMu;
+  std::set<std::string> surfacedSeen;
+  auto receiptWatch = sender_->connection().subscribe(
+      "cotal.main.rcpt.local.sender.local.target", [&](transport::Message m) {
+        boost::system::error_code ec;
+        json::value v = json::parse(m.data, ec);
+        if (ec || !v.is_object() || !v.as_object().contains("surfacedAt")) return;
+        std::lock_guard lock(seenMu);
+        surfacedSeen.insert(std::string(v.at("id").as_string()));
+      });
+  ASSERT_TRUE(receiptWatch.isOk()) << receiptWatch.status().toString();
   std::mt19937 rng(20261130);
-  std::uniform_int_distribution<int> lifeMs(120, 700);
+  const int perLife = std::max(1, kDms / (kKills + 1));
+  std::vector<std::string> ids;
   int kills = 0;
-  while (kills < kKills) {
-    std::this_thread::sleep_for(milliseconds(lifeMs(rng)));
+  for (int life = 0; life <= kKills; ++life) {
+    const int count = life < kKills ? perLife : kDms - static_cast<int>(ids.size());
+    std::vector<std::string> batch;
+    for (int i = 0; i < count; ++i) {
+      auto sent =
+          sender_->sendDirect("local.target", "crash-matrix message " + std::to_string(ids.size()));
+      ASSERT_TRUE(sent.isOk()) << sent.status().toString();
+      ids.push_back(sent->stored.messageId);
+      batch.push_back(sent->stored.messageId);
+    }
+    if (life == kKills) break;  // the last life is not killed
+    const size_t r = std::uniform_int_distribution<size_t>(1, batch.size())(rng);
+    ASSERT_TRUE(eventually(
+        [&] {
+          std::lock_guard lock(seenMu);
+          size_t n = 0;
+          for (const auto& id : batch)
+            n += surfacedSeen.count(id);
+          return n >= r;
+        },
+        std::chrono::seconds(30)))
+        << "life " << life << ": fewer than " << r << " of its DMs surfaced";
     ASSERT_TRUE(daemon_->signal(SIGKILL).isOk());
     (void)daemon_->wait();
     ++kills;
     startDaemon();
   }
-  sendThread.join();
   std::printf("crash matrix: kill phase done at +%lld ms\n",
               static_cast<long long>((Clock::real().monotonicNs() - t0) / 1000000));
   ASSERT_EQ(static_cast<int>(ids.size()), kDms);

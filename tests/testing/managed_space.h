@@ -2,13 +2,17 @@
 // and a running manager plane on its own connection — what a mesh::Endpoint needs to open
 // (it asks the manager for its durables).
 //
-// Header-only and gtest-dependent; the test target must link shoal_planes.
+// openSender() opens a peer that only sends (no DM durable), as the daemon and CLI tests need.
+//
+// Header-only and gtest-dependent; the test target must link shoal_planes (and shoal_mesh
+// for openSender).
 // Thread safety: the fixture runs on the test thread.
 #pragma once
 
 #include <memory>
 #include <optional>
 
+#include "mesh/endpoint.h"
 #include "planes/manager_plane.h"
 #include "planes/space_provisioner.h"
 #include "testing/nats_fixture.h"
@@ -32,6 +36,22 @@ class ManagedSpaceTest : public JetStreamServerTest {
     auto plane = planes::ManagerPlane::start(*managerConn_, *managerJs_, "main");
     ASSERT_TRUE(plane.isOk()) << plane.status().toString();
     manager_ = std::move(plane).value();
+  }
+
+  // A peer `local.<actor>` on this space that sends but binds no DM durable; nullptr (with a
+  // test failure) if it does not open.
+  std::unique_ptr<mesh::Endpoint> openSender(const std::string& actor) {
+    mesh::EndpointOptions o;
+    o.servers = {server_->url()};
+    o.principal = wire::Principal{"local", actor};
+    o.receiveDirect = false;
+    o.onWarning = [](const Status&) {};
+    auto opened = mesh::Endpoint::open(o);
+    if (!opened.isOk()) {
+      ADD_FAILURE() << "opening local." << actor << ": " << opened.status().toString();
+      return nullptr;
+    }
+    return std::move(opened).value();
   }
 
   // Subclasses close their endpoints first, then call this.
