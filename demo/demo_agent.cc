@@ -1,7 +1,9 @@
 // shoal-demo-agent: A SCRIPTED DEMO AGENT, NOT AN AI. It lets you watch a Shoal seat work
 // (deliveries in, turns, receipts) without installing or paying for a real agent runtime.
-// It never reads files, runs tools or replies on the mesh: every answer is one fixed-form
-// line summarising what it was handed.
+// It never reads files or runs commands: every answer is one fixed-form line summarising what it
+// was handed, and — when its seat gave it the shoal tools (`$SHOAL_MCP_CONFIG`) — a one-line
+// reply to each direct message or job, sent with the seat's `shoal_dm` tool so the sender
+// hears back on the mesh (and the seat's wake closes `replied`).
 //
 // It speaks the Claude Code CLI's headless stream-json protocol (design/runtimes.md §A), so a
 // seat profile runs it where it would run `claude`:
@@ -27,10 +29,17 @@
 // line starting `=== shoal delivery for`, one item per line starting with `[dm]`, `[#chan]`
 // or `[work for role]`). Content without a delivery block is answered with
 // `demo agent <name>: read 0 message(s) (no shoal delivery block): <first 60 characters>`.
+// The reply (one `shoal_dm` per [dm] or [work for …] item, to the sender's id):
+//
+//   <name> here (a scripted demo, not an AI): I read your message "<first 60 characters>"
+//
+// A failed reply is noted on stderr (the runtime log) and the turn goes on.
 // control_request: interrupt and initialize get a success response (a turn is over before
 // the next line is read, so there is nothing to interrupt); other subtypes an error. A
 // malformed stdin line ends it with exit 1; stdin EOF with exit 0.
 #include <csignal>
+#include <cstdlib>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,6 +47,7 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
+#include "mcp/client.h"
 #include "stream_json.h"
 
 namespace {
@@ -70,6 +80,7 @@ std::vector<std::string_view> splitLines(std::string_view text) {
 struct Item {
   std::string kind;
   std::string from;
+  std::string fromId;
   std::string text;
 };
 
@@ -82,20 +93,25 @@ Item parseHead(std::string_view head) {
   if (close != std::string_view::npos) rest = head.substr(close + 1);
   if (!rest.empty() && rest.front() == ' ') rest = rest.substr(1);
   item.from = std::string(rest.substr(0, rest.find(" (")));
+  if (size_t open = rest.find(" ("); open != std::string_view::npos) {
+    size_t shut = rest.find(')', open);
+    if (shut != std::string_view::npos)
+      item.fromId = std::string(rest.substr(open + 2, shut - open - 2));
+  }
   size_t id = rest.find(", id ");
   size_t colon = rest.find(": ", id == std::string_view::npos ? 0 : id);
   if (colon != std::string_view::npos) item.text = std::string(rest.substr(colon + 2));
   return item;
 }
 
-std::string summarise(const std::string& name, const std::string& content) {
+std::vector<Item> itemsOf(const std::string& content, bool* sawBlock) {
   std::vector<Item> items;
   bool inBlock = false;
-  bool sawBlock = false;
+  *sawBlock = false;
   for (std::string_view line : splitLines(content)) {
     if (startsWith(line, kHeader)) {
       inBlock = true;
-      sawBlock = true;
+      *sawBlock = true;
       continue;
     }
     if (startsWith(line, kTail)) {
@@ -113,6 +129,12 @@ std::string summarise(const std::string& name, const std::string& content) {
     // An item head starts with its tag; "[… N more message(s) …]" is the daemon's note.
     if (startsWith(line, "[") && !startsWith(line, "[\u2026")) items.push_back(parseHead(line));
   }
+  return items;
+}
+
+std::string summarise(const std::string& name, const std::string& content) {
+  bool sawBlock = false;
+  std::vector<Item> items = itemsOf(content, &sawBlock);
   std::string out = fmt::format("demo agent {}: read {} message(s)", name, items.size());
   if (!sawBlock) {
     std::string flat = content;
@@ -127,6 +149,43 @@ std::string summarise(const std::string& name, const std::string& content) {
                        demo::utf8Prefix(items[i].text, kExcerptChars));
   }
   return out;
+}
+
+// Answers each DM and job of the block with the seat's shoal_dm tool.
+void replyOnTheMesh(shoal::mcp::Client* seat, const std::string& name, const std::string& content) {
+  if (seat == nullptr) return;
+  bool sawBlock = false;
+  for (const Item& item : itemsOf(content, &sawBlock)) {
+    if (item.fromId.empty() || (item.kind != "dm" && !startsWith(item.kind, "work for"))) continue;
+    std::string text =
+        fmt::format("{} here (a scripted demo, not an AI): I read your message \"{}\"", name,
+                    demo::utf8Prefix(item.text, kExcerptChars));
+    auto sent = seat->callTool("shoal_dm", {{"to", item.fromId}, {"text", text}});
+    if (!sent.isOk()) {
+      fmt::print(stderr, "shoal-demo-agent: replying to {}: {}\n", item.fromId,
+                 sent.status().toString());
+    } else if (const auto* e = sent->if_contains("isError"); e && e->is_bool() && e->as_bool()) {
+      fmt::print(stderr, "shoal-demo-agent: replying to {}: {}\n", item.fromId,
+                 shoal::mcp::Client::textOf(*sent));
+    }
+  }
+}
+
+// The seat's shoal tools, when it gave them ($SHOAL_MCP_CONFIG); null otherwise.
+std::unique_ptr<shoal::mcp::Client> seatTools() {
+  const char* path = std::getenv("SHOAL_MCP_CONFIG");
+  if (path == nullptr || *path == '\0') return nullptr;
+  auto client = shoal::mcp::Client::fromConfigFile(path);
+  if (!client.isOk()) {
+    fmt::print(stderr, "shoal-demo-agent: no shoal tools: {}\n", client.status().toString());
+    return nullptr;
+  }
+  auto seat = std::make_unique<shoal::mcp::Client>(std::move(client).value());
+  if (auto init = seat->initialize(); !init.isOk()) {
+    fmt::print(stderr, "shoal-demo-agent: no shoal tools: {}\n", init.status().toString());
+    return nullptr;
+  }
+  return seat;
 }
 
 std::string currentDirectory() {
@@ -179,6 +238,8 @@ int main(int argc, char** argv) {
              info.sessionId);
 
   std::signal(SIGPIPE, SIG_IGN);
+  std::unique_ptr<shoal::mcp::Client> tools;  // connected at the first turn (the seat serves it)
+  bool toolsTried = false;
   demo::StreamJsonOut out(1, info, nullptr);
   demo::StdinLines in(0);
   for (;;) {
@@ -210,6 +271,11 @@ int main(int argc, char** argv) {
           out.replay(input.message, input.uuid ? *input.uuid : demo::newUuid(),
                      demo::isoTimestampNow());
         }
+        if (!toolsTried) {
+          toolsTried = true;
+          tools = seatTools();
+        }
+        replyOnTheMesh(tools.get(), name, input.content);
         demo::TurnResult result;
         result.result = summarise(name, input.content);
         out.assistant(result.result);

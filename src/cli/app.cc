@@ -44,6 +44,8 @@ int run(int argc, char** argv) {
   registerWatchCommands(app, result);
   registerJoinCommands(app, result);
   registerDaemonCommands(app, result);
+  registerPsCommand(app, result);
+  registerMcpCommands(app, result);
   registerPlaneCommands(app, result);
 
   try {

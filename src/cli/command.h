@@ -42,6 +42,12 @@ void registerDaemonCommands(CLI::App& app, CommandResult& result);
 // `seat events`, added to the `seat` group (seat_events_command.cc).
 void addSeatEventsCommand(CLI::App* seat, CommandResult& result);
 
+// The daemon's seats as processes, with their wake results: ps (ps_command.cc).
+void registerPsCommand(CLI::App& app, CommandResult& result);
+
+// The stdio bridge to a seat's MCP endpoint: mcp (mcp_command.cc).
+void registerMcpCommands(CLI::App& app, CommandResult& result);
+
 // Space planes: serve, probe (plane_commands.cc).
 void registerPlaneCommands(CLI::App& app, CommandResult& result);
 

@@ -1,5 +1,4 @@
 // `shoal daemon run|status` and `shoal seat add|list|show|rm`: the seat daemon and its registry.
-#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -13,6 +12,7 @@
 #include "cli/command.h"
 #include "cli/mesh_target.h"
 #include "cli/output.h"
+#include "cli/seat_id.h"
 #include "cli/signal_wait.h"
 #include "daemon/control_socket.h"
 #include "daemon/daemon_service.h"
@@ -44,15 +44,6 @@ struct SeatArgs {
 
 Result<std::string> socketFor(const MeshTargetArgs& target) {
   return daemon::controlSocketPath(target.space);
-}
-
-// A seat named by id (`local.reviewer`) or by name (`Code Reviewer` → local.code_reviewer).
-std::string seatId(const std::string& idOrName) {
-  if (wire::parsePrincipal(idOrName).isOk()) return idOrName;
-  std::string actor = wire::actorFromName(idOrName);
-  for (char& c : actor)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return "local." + actor;
 }
 
 // `minTimeout`: ops that wait for a seat (start, sleep, stop, rm) take as long as a runtime's

@@ -1,8 +1,8 @@
 // `shoal seat events [SEAT]`: the lifecycle events seats published to the space's wake stream
 // (daemon/wake_events.h) — runtime started / exited unexpectedly / start failed, wake failed,
-// turn completed — newest last. Read-only: it reads WAKE_<space> by subject and consumes
-// nothing, so it works whether or not a daemon runs.
-#include <cctype>
+// turn completed, and each directed delivery's wake result (replied,
+// completed_without_visible_reply, failed) — newest last. Read-only: it reads WAKE_<space> by
+// subject and consumes nothing, so it works whether or not a daemon runs.
 #include <cstdio>
 #include <ctime>
 #include <deque>
@@ -16,6 +16,7 @@
 #include "cli/command.h"
 #include "cli/mesh_target.h"
 #include "cli/output.h"
+#include "cli/seat_id.h"
 #include "wire/names.h"
 #include "wire/principal.h"
 #include "wire/subject.h"
@@ -56,16 +57,9 @@ int runEvents(const EventsArgs& args) {
   if (!endpoint.isOk()) return printFailure(what, endpoint.status());
   std::optional<wire::Principal> seat;
   if (!args.seat.empty()) {
-    if (auto id = wire::parsePrincipal(args.seat); id.isOk()) {
-      seat = *id;
-    } else {
-      std::string actor = wire::actorFromName(args.seat);
-      for (char& c : actor)
-        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      auto derived = wire::parsePrincipal("local." + actor);
-      if (!derived.isOk()) return printFailure(what, derived.status());
-      seat = *derived;
-    }
+    auto id = wire::parsePrincipal(seatId(args.seat));
+    if (!id.isOk()) return printFailure(what, id.status());
+    seat = *id;
   }
   auto filter = wire::wakeFilter(target->space, seat);
   if (!filter.isOk()) return printFailure(what, filter.status());
@@ -116,6 +110,12 @@ int runEvents(const EventsArgs& args) {
       line += fmt::format(" gen {}", gen->to_number<int64_t>());
     if (const auto* ids = e.if_contains("messages"); ids != nullptr && ids->is_array())
       line += fmt::format(" · {} message(s)", ids->as_array().size());
+    if (std::string result = field(e, "result"); !result.empty()) {
+      // A wake-result: how a directed delivery's visible reply ended.
+      line += fmt::format(" · {} {} ({})", result, field(e, "message"), field(e, "target"));
+      if (std::string reply = field(e, "replyId"); !reply.empty()) line += " by " + reply;
+      if (std::string reason = field(e, "reason"); !reason.empty()) line += " · " + reason;
+    }
     if (std::string exit = field(e, "exit"); !exit.empty()) line += " · " + exit;
     if (std::string detail = field(e, "detail"); !detail.empty()) line += " · " + detail;
     printDetail(line);

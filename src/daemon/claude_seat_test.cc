@@ -3,14 +3,21 @@
 // sleeping seats and cold start, unexpected exits, error results, strong stops. The fake's own
 // log is the witness of what the runtime read.
 #include <algorithm>
+#include <csignal>
+#include <functional>
 #include <thread>
 
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
 #include <boost/json.hpp>
 
 #include "base/clock.h"
 #include "base/file_system.h"
 #include "daemon/seat.h"
 #include "journal/ownership_journal.h"
+#include "mcp/client.h"
 #include "mesh/endpoint.h"
 #include "testing/eventually.h"
 #include "testing/managed_space.h"
@@ -62,13 +69,15 @@ class ClaudeSeatTest : public shoal::testing::ManagedSpaceTest {
     return p;
   }
 
-  std::unique_ptr<Seat> open(const SeatProfile& p, SeatMode mode = SeatMode::kRunning) {
+  std::unique_ptr<Seat> open(const SeatProfile& p, SeatMode mode = SeatMode::kRunning,
+                             const std::function<void(SeatOptions&)>& tweak = {}) {
     SeatOptions so;
     so.url = server_->url();
     so.space = "main";
     so.mode = mode;
     so.restartBackoff = milliseconds(50);
     so.stopGrace = milliseconds(1500);
+    if (tweak) tweak(so);
     auto seat = Seat::open(p, so);
     EXPECT_TRUE(seat.isOk()) << seat.status().toString();
     return seat.isOk() ? std::move(seat).value() : nullptr;
@@ -147,8 +156,75 @@ class ClaudeSeatTest : public shoal::testing::ManagedSpaceTest {
     return sent.isOk() ? sent->stored.messageId : std::string();
   }
 
+  // The seat's MCP endpoint, as its runtime would reach it (the config the seat wrote).
+  mcp::Client mcpClient() {
+    auto c = mcp::Client::fromConfigFile(profile().cwd + "/.shoal/mcp.json");
+    EXPECT_TRUE(c.isOk()) << c.status().toString();
+    mcp::Client client =
+        c.isOk() ? std::move(c).value() : mcp::Client("http://127.0.0.1:1/mcp", "x");
+    auto init = client.initialize();
+    EXPECT_TRUE(init.isOk()) << init.status().toString();
+    return client;
+  }
+
+  // The wake-result events of the seat, by message id.
+  std::multimap<std::string, json::object> wakeResults() {
+    std::multimap<std::string, json::object> out;
+    for (auto& e : wakeEvents()) {
+      if (e.at("kind").as_string() == "wake-result")
+        out.emplace(std::string(e.at("message").as_string()), e);
+    }
+    return out;
+  }
+
   std::optional<shoal::testing::TempDir> dir_;
   std::unique_ptr<mesh::Endpoint> alice_;
+};
+
+// An inbox page held open: a raw HTTP/1.1 connection with a tiny receive buffer that sends one
+// tools/call and reads nothing until told to — the response write cannot complete meanwhile.
+class StalledCall {
+ public:
+  StalledCall(const mcp::Client& session, const std::string& body) : socket_(io_) {
+    namespace asio = boost::asio;
+    namespace http = boost::beast::http;
+    const std::string rest = session.url().substr(7);  // http://HOST:PORT/mcp
+    const std::string authority = rest.substr(0, rest.find('/'));
+    const auto colon = authority.rfind(':');
+    socket_.open(asio::ip::tcp::v4());
+    socket_.set_option(asio::socket_base::receive_buffer_size(4096));
+    socket_.connect(
+        asio::ip::tcp::endpoint(asio::ip::make_address(authority.substr(0, colon)),
+                                static_cast<uint16_t>(std::stoi(authority.substr(colon + 1)))));
+    http::request<http::string_body> req(http::verb::post, "/mcp", 11);
+    req.set("Host", authority);
+    req.set("Authorization", "Bearer " + session.bearerToken());
+    req.set("Content-Type", "application/json");
+    req.set("Accept", "application/json");
+    req.set("Mcp-Session-Id", session.sessionId());
+    req.set("MCP-Protocol-Version", session.protocolVersion());
+    req.body() = body;
+    req.prepare_payload();
+    http::write(socket_, req);
+  }
+  // Hang up with a reset: the server's write fails.
+  void reset() {
+    socket_.set_option(boost::asio::socket_base::linger(true, 0));
+    socket_.close();
+  }
+  // Read the whole response: the server's write completes.
+  std::string readAll() {
+    namespace http = boost::beast::http;
+    boost::beast::flat_buffer buffer;
+    http::response_parser<http::string_body> parser;
+    parser.body_limit(std::uint64_t{64} * 1024 * 1024);
+    http::read(socket_, buffer, parser);
+    return parser.get().body();
+  }
+
+ private:
+  boost::asio::io_context io_;
+  boost::asio::ip::tcp::socket socket_;
 };
 
 TEST_F(ClaudeSeatTest, DmIsSurfacedOnTheReplayedUuidExactlyOnce) {
@@ -428,6 +504,222 @@ TEST_F(ClaudeSeatTest, CommandsRacingAStopAllReturn) {
   EXPECT_EQ(woken.reason(), "seat-stopped") << woken.toString();
   EXPECT_EQ(seat->snapshot().state, "stopped");
   EXPECT_EQ(seat->wake().reason(), "seat-stopped");
+}
+
+// --- Inbox receipts (seed 004 §2.1) and visible-reply settlement (§3.1) ----------------------
+
+constexpr auto kSurfacedState = journal::OwnerState::kSurfaced;
+constexpr auto kFailedState = journal::OwnerState::kFailed;
+const std::string kInboxCall =
+    R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"shoal_inbox",)"
+    R"("arguments":{"limit":50}}})";
+
+TEST_F(ClaudeSeatTest, InboxPageIsSurfacedByItsCompleteWriteAndNeverReplayed) {
+  auto seat = open(profile({"--fake-turn-ms", "3000"}));
+  ASSERT_NE(seat, nullptr);
+  send("first FIRST_MARK");
+  ASSERT_TRUE(eventually([&] { return inputsWith("FIRST_MARK") == 1; }));
+  const std::string second = send("second SECOND_MARK");
+  const std::string third = send("third THIRD_MARK");
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().queued == 2; }));
+
+  mcp::Client client = mcpClient();
+  auto page = client.callTool("shoal_inbox", {});
+  ASSERT_TRUE(page.isOk()) << page.status().toString();
+  const std::string text = mcp::Client::textOf(*page);
+  EXPECT_FALSE(page->at("isError").as_bool()) << text;
+  // The receipt markers lead the text; the messages follow, oldest first.
+  ASSERT_EQ(text.rfind("shoal_inbox receipts [shoal-rcpt-", 0), 0u) << text;
+  ASSERT_NE(text.find("SECOND_MARK"), std::string::npos);
+  EXPECT_LT(text.find("SECOND_MARK"), text.find("THIRD_MARK"));
+  const auto& receipts = page->at("_meta").at("shoal/receipts").as_array();
+  ASSERT_EQ(receipts.size(), 2u);
+  EXPECT_EQ(receipts[0].at("messageId").as_string(), second);
+  EXPECT_EQ(receipts[1].at("messageId").as_string(), third);
+  EXPECT_LT(text.find(std::string(receipts[1].at("receipt").as_string())),
+            text.find("SECOND_MARK"));
+
+  // The complete write of that response is the surfaced boundary.
+  ASSERT_TRUE(eventually([&] {
+    auto t = tombstone(third);
+    return t && t->state == kSurfacedState;
+  }));
+  EXPECT_EQ(tombstone(second)->state, kSurfacedState);
+  EXPECT_EQ(seat->snapshot().counters.inboxClaimed, 2u);
+  EXPECT_EQ(seat->snapshot().inboxLeases, 0u);
+
+  // Never twice: the next page is empty and the turn end hands nothing more to the runtime.
+  auto again = client.callTool("shoal_inbox", {});
+  ASSERT_TRUE(again.isOk());
+  EXPECT_NE(mcp::Client::textOf(*again).find("no new messages"), std::string::npos);
+  ASSERT_TRUE(
+      eventually([&] { return seat->snapshot().counters.turns == 1; }, std::chrono::seconds(10)));
+  EXPECT_EQ(seat->snapshot().queued, 0u);
+  EXPECT_EQ(inputsWith("SECOND_MARK"), 0u);
+  EXPECT_EQ(fakeLines("input").size(), 1u);
+}
+
+TEST_F(ClaudeSeatTest, HangUpMidResponseKeepsTheLeaseThenFailsWithoutReplay) {
+  auto seat = open(profile({"--fake-turn-ms", "4000"}), SeatMode::kRunning, [](SeatOptions& o) {
+    o.finalHopLease = milliseconds(1500);
+    o.mcpSendBufferBytes = 4096;
+  });
+  ASSERT_NE(seat, nullptr);
+  send("first FIRST_MARK");
+  ASSERT_TRUE(eventually([&] { return inputsWith("FIRST_MARK") == 1; }));
+  // 14 × 15 kB: far more than the socket buffers hold, so the write is still going.
+  std::vector<std::string> ids;
+  for (int i = 0; i < 14; ++i)
+    ids.push_back(send(std::string(15000, 'x') + " BIG_MARK " + std::to_string(i)));
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().queued == 14; }));
+
+  mcp::Client client = mcpClient();
+  StalledCall call(client, kInboxCall);
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().inboxLeases == 14; }));
+  call.reset();
+  // No acknowledgement: the leases are kept, nothing surfaced.
+  std::this_thread::sleep_for(milliseconds(300));
+  EXPECT_EQ(seat->snapshot().inboxLeases, 14u);
+  EXPECT_EQ(seat->snapshot().counters.surfaced, 1u);  // the first DM only
+
+  // At the lease's end: terminal failed, never replayed.
+  ASSERT_TRUE(eventually(
+      [&] {
+        auto t = tombstone(ids.back());
+        return t && t->state == kFailedState;
+      },
+      std::chrono::seconds(10)));
+  for (const auto& id : ids) {
+    auto t = tombstone(id);
+    ASSERT_TRUE(t.has_value()) << id;
+    EXPECT_EQ(t->state, kFailedState);
+    EXPECT_NE(t->reason.find("final-hop-unconfirmed"), std::string::npos) << t->reason;
+  }
+  ASSERT_TRUE(
+      eventually([&] { return seat->snapshot().counters.turns == 1; }, std::chrono::seconds(10)));
+  EXPECT_EQ(inputsWith("BIG_MARK"), 0u);
+  EXPECT_EQ(seat->snapshot().counters.failed, 14u);
+}
+
+TEST_F(ClaudeSeatTest, AReplacementProcessNeverReceivesTheOldAcknowledgement) {
+  auto seat = open(profile({"--fake-turn-ms", "20000"}), SeatMode::kRunning, [](SeatOptions& o) {
+    o.finalHopLease = milliseconds(6000);
+    o.mcpSendBufferBytes = 4096;
+  });
+  ASSERT_NE(seat, nullptr);
+  send("first FIRST_MARK");
+  ASSERT_TRUE(eventually([&] { return inputsWith("FIRST_MARK") == 1; }));
+  std::vector<std::string> ids;
+  for (int i = 0; i < 14; ++i)
+    ids.push_back(send(std::string(15000, 'x') + " BIG_MARK " + std::to_string(i)));
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().queued == 14; }));
+
+  mcp::Client client = mcpClient();
+  StalledCall call(client, kInboxCall);
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().inboxLeases == 14; }));
+  const uint64_t claimedBy = seat->snapshot().generation;
+  ASSERT_EQ(::kill(seat->snapshot().pid, SIGKILL), 0);
+  ASSERT_TRUE(eventually(
+      [&] {
+        auto s = seat->snapshot();
+        return s.generation == claimedBy + 1 && s.processRunning;
+      },
+      std::chrono::seconds(15)));
+  // Only now does the page reach its client whole: the write completes for a retired
+  // generation, and its replacement is not handed the acknowledgement.
+  std::string body = call.readAll();
+  EXPECT_NE(body.find("BIG_MARK 13"), std::string::npos);
+  std::this_thread::sleep_for(milliseconds(300));
+  EXPECT_EQ(seat->snapshot().inboxLeases, 14u);
+  ASSERT_TRUE(eventually(
+      [&] {
+        auto t = tombstone(ids.back());
+        return t && t->state == kFailedState;
+      },
+      std::chrono::seconds(15)));
+  for (const auto& id : ids)
+    EXPECT_EQ(tombstone(id)->state, kFailedState) << id;
+  EXPECT_EQ(inputsWith("BIG_MARK"), 0u);  // nothing replayed into the new process
+}
+
+TEST_F(ClaudeSeatTest, VisibleReplySettlesOnlyItsTargetAndTheTurnEndClosesTheRest) {
+  auto seat = open(profile({"--fake-turn-ms", "2500"}));
+  ASSERT_NE(seat, nullptr);
+  const std::string fromAlice = send("from alice ALICE_MARK");
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.surfaced == 1; }));
+  auto bob = openSender("bob");
+  ASSERT_NE(bob, nullptr);
+  auto sent = bob->sendDirect("local.reviewer", "from bob BOB_MARK");
+  ASSERT_TRUE(sent.isOk()) << sent.status().toString();
+  const std::string fromBob = sent->stored.messageId;
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().queued == 1; }));
+
+  mcp::Client client = mcpClient();
+  ASSERT_TRUE(client.callTool("shoal_inbox", {}).isOk());  // bob's DM surfaces mid-turn
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().awaitingReply == 2; }));
+
+  auto reply = client.callTool("shoal_dm", {{"to", "local.alice"}, {"text", "done ALICE_REPLY"}});
+  ASSERT_TRUE(reply.isOk()) << reply.status().toString();
+  ASSERT_FALSE(reply->at("isError").as_bool()) << mcp::Client::textOf(*reply);
+  const std::string replyId =
+      std::string(reply->at("_meta").at("shoal/receipt").at("messageId").as_string());
+  ASSERT_TRUE(eventually([&] { return wakeResults().count(fromAlice) == 1; }));
+  auto aliceResult = wakeResults().find(fromAlice)->second;
+  EXPECT_EQ(aliceResult.at("result").as_string(), "replied");
+  EXPECT_EQ(aliceResult.at("replyId").as_string(), replyId);
+  EXPECT_EQ(aliceResult.at("target").as_string(), "peer:local.alice");
+  EXPECT_EQ(wakeResults().count(fromBob), 0u);  // another target: untouched
+  EXPECT_EQ(seat->snapshot().awaitingReply, 1u);
+
+  // The turn ends without a word to bob: exactly one completed_without_visible_reply.
+  ASSERT_TRUE(
+      eventually([&] { return wakeResults().count(fromBob) == 1; }, std::chrono::seconds(10)));
+  EXPECT_EQ(wakeResults().find(fromBob)->second.at("result").as_string(),
+            "completed_without_visible_reply");
+  EXPECT_EQ(wakeResults().count(fromAlice), 1u);
+  auto snap = seat->snapshot();
+  EXPECT_EQ(snap.awaitingReply, 0u);
+  EXPECT_EQ(snap.counters.replied, 1u);
+  EXPECT_EQ(snap.counters.noVisibleReply, 1u);
+  ASSERT_EQ(snap.recentResults.size(), 2u);
+  EXPECT_EQ(snap.recentResults[1].messageId, fromBob);
+}
+
+TEST_F(ClaudeSeatTest, QuietChannelsWaitForTheInboxAndMutedOnesAreDropped) {
+  SeatProfile p = profile();
+  p.channels = {"general"};
+  auto seat = open(p);
+  ASSERT_NE(seat, nullptr);
+  mcp::Client client = mcpClient();
+  auto quiet = client.callTool("shoal_channel_mode", {{"channel", "general"}, {"mode", "quiet"}});
+  ASSERT_TRUE(quiet.isOk());
+  ASSERT_FALSE(quiet->at("isError").as_bool()) << mcp::Client::textOf(*quiet);
+
+  auto posted = alice_->post("general", "ambient QUIET_MARK", {});
+  ASSERT_TRUE(posted.isOk()) << posted.status().toString();
+  send("a dm DM_MARK");  // directed: arrives as usual
+  ASSERT_TRUE(eventually([&] { return inputsWith("DM_MARK") == 1; }));
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.turns == 1; }));
+  // The post stays queued through the turn end: only an inbox page takes it.
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().queued == 1; }));
+  EXPECT_EQ(inputsWith("QUIET_MARK"), 0u);
+  auto page = client.callTool("shoal_inbox", {});
+  ASSERT_TRUE(page.isOk());
+  EXPECT_NE(mcp::Client::textOf(*page).find("QUIET_MARK"), std::string::npos);
+
+  auto muted = client.callTool("shoal_channel_mode", {{"channel", "general"}, {"mode", "muted"}});
+  ASSERT_TRUE(muted.isOk());
+  const uint64_t admitted = seat->snapshot().counters.admitted;
+  // Same channel, same order: the muted post is handled before the mention.
+  ASSERT_TRUE(alice_->post("general", "ambient MUTED_MARK", {}).isOk());
+  ASSERT_TRUE(alice_->post("general", "for you MENTION_MARK", {"local.reviewer"}).isOk());
+  ASSERT_TRUE(eventually([&] { return inputsWith("MENTION_MARK") == 1; }));
+  EXPECT_EQ(seat->snapshot().counters.admitted, admitted + 1);  // the mention only
+  EXPECT_EQ(inputsWith("MUTED_MARK"), 0u);
+  EXPECT_EQ(seat->snapshot().channelModes.at("general"), "muted");
+  auto bad = client.callTool("shoal_channel_mode", {{"channel", "general"}, {"mode", "loud"}});
+  ASSERT_TRUE(bad.isOk());
+  EXPECT_TRUE(bad->at("isError").as_bool());
 }
 
 }  // namespace

@@ -184,7 +184,26 @@ std::string DaemonService::seatJson(const SeatProfile& profile) {
                  {"unexpectedExits", c.unexpectedExits},
                  {"coldStarts", c.coldStarts},
                  {"turns", c.turns},
+                 {"inboxClaimed", c.inboxClaimed},
+                 {"inboxLeases", snap.inboxLeases},
+                 {"awaitingReply", snap.awaitingReply},
+                 {"replied", c.replied},
+                 {"noVisibleReply", c.noVisibleReply},
+                 {"replyFailed", c.replyFailed},
                  {"note", note}};
+  json::array results;
+  for (const auto& r : snap.recentResults) {
+    json::object row{
+        {"message", r.messageId}, {"target", r.target}, {"result", r.result}, {"at", r.atMs}};
+    if (!r.replyId.empty()) row["replyId"] = r.replyId;
+    if (!r.reason.empty()) row["reason"] = r.reason;
+    results.push_back(std::move(row));
+  }
+  o["recentResults"] = std::move(results);
+  json::object modes;
+  for (const auto& [channel, mode] : snap.channelModes)
+    modes[channel] = mode;
+  o["channelModes"] = std::move(modes);
   return json::serialize(o);
 }
 
@@ -275,10 +294,31 @@ Result<std::string> DaemonService::handle(const ControlRequest& request) {
                                                       : DesiredState::kStopped;
     return setState(id, state);
   }
+  if (request.op == "seat.mcp") {
+    // Where an open seat's MCP client config is (`shoal mcp --seat`). The seat writes it to
+    // <cwd>/.shoal/mcp.json when it opens and serves that endpoint until it stops, asleep or
+    // not; a stopped (or never opened) seat has no endpoint.
+    SHOAL_RETURN_IF_ERROR(onlyKeys(args, {"id"}, request.op));
+    SHOAL_ASSIGN_OR_RETURN(wire::Principal id, idArg(args));
+    SHOAL_RETURN_IF_ERROR(store_->get(id).status());  // unknown-seat
+    auto it = seats_.find(id.dotForm());
+    if (it == seats_.end()) {
+      std::string why = notes_.count(id.dotForm()) != 0 ? notes_[id.dotForm()] : "not open";
+      return failedPrecondition("seat-not-running",
+                                "seat " + id.dotForm() + " serves no MCP endpoint: " + why +
+                                    " (`shoal seat start " + id.dotForm() + "` runs it)");
+    }
+    const std::string config = it->second->profile().cwd + "/.shoal/mcp.json";
+    if (::access(config.c_str(), R_OK) != 0) {
+      return failedPrecondition("no-mcp-config", "seat " + id.dotForm() + " is open but " + config +
+                                                     " is missing or unreadable");
+    }
+    return json::serialize(json::object{{"id", id.dotForm()}, {"config", config}});
+  }
   return invalidArgument("unknown-op",
                          "the daemon has no op `" + request.op +
                              "` (status, seat.add, seat.list, seat.show, seat.start, seat.sleep, "
-                             "seat.stop, seat.rm)");
+                             "seat.stop, seat.rm, seat.mcp)");
 }
 
 }  // namespace shoal::daemon

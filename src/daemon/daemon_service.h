@@ -7,7 +7,11 @@
 //   status                          {"space","pid","url","seats":[{"id","name","runtime",
 //                                    "desired","state","running","pid","generation","queued",
 //                                    "inflight","admitted","surfaced","failed","receipts",
-//                                    "launches","unexpectedExits","coldStarts","turns","note"}]}
+//                                    "launches","unexpectedExits","coldStarts","turns",
+//                                    "inboxClaimed","inboxLeases","awaitingReply","replied",
+//                                    "noVisibleReply","replyFailed","note",
+//                                    "recentResults":[{"message","target","result",
+//                                    "replyId"?,"reason"?,"at"}],"channelModes":{…}}]}
 //   seat.add   {profile fields}     mints the seat's lifecycle uid, creates the profile, opens
 //                                   the seat → {"revision","profile":{…},"running","note"}
 //   seat.list                       [{"revision","profile"}] sorted by id
@@ -17,6 +21,10 @@
 //                                   completion) → the seat's status row (as in `status`)
 //   seat.rm    {"id","revision"?}   stops the seat, removes it (CAS on `revision`, or on the
 //                                   revision read now)
+//   seat.mcp   {"id"}               where the open seat's MCP client config is →
+//                                   {"id","config":"<cwd>/.shoal/mcp.json"}; a seat that is
+//                                   not open (stopped, registry-only daemon, failed to open)
+//                                   is refused with `seat-not-running`
 // Unknown ops and unknown argument keys are refused with a named error.
 //
 // Thread safety: requests run one at a time on the control socket's thread.

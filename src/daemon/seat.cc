@@ -17,7 +17,9 @@
 #include "base/mutex.h"
 #include "base/process_info.h"
 #include "daemon/admitted_seqs.h"
+#include "daemon/inbox_leases.h"
 #include "daemon/presentation.h"
+#include "daemon/reply_ledger.h"
 #include "daemon/runtime_driver.h"
 #include "daemon/seat_tools.h"
 #include "daemon/stored_delivery.h"
@@ -50,6 +52,17 @@ constexpr std::string_view kProcessSection = "runtime.process";
 constexpr std::string_view kSessionSection = "runtime.session";
 // A runtime that does not answer its readiness handshake in this time is retired.
 constexpr milliseconds kReadyTimeout{60000};
+// The journal section holding per-channel attention: {"<channel>":"quiet"|"muted",…}.
+constexpr std::string_view kChannelModesSection = "attention.channels";
+// The journal `wake` class of a queued delivery only an inbox page may take (a quiet channel).
+constexpr std::string_view kPullOnlyWake = "channel-pull";
+// How long a retirement waits for inbox pages whose write outcome is not known yet.
+constexpr milliseconds kLeaseDrain{2000};
+// How long a shoal_inbox call waits for the gate.
+constexpr milliseconds kInboxWait{10000};
+constexpr size_t kInboxPageDefault = 10;
+constexpr size_t kInboxPageMax = 50;
+constexpr size_t kRecentResults = 20;
 
 // One command's completion, shared by every caller waiting for it.
 class Completion {
@@ -85,14 +98,22 @@ class Completion {
   Status status_ SHOAL_GUARDED_BY(mu_);
 };
 
+// One shoal_inbox page: asked on an MCP worker thread, claimed on the gate.
+struct InboxRequest {
+  size_t limit = kInboxPageDefault;
+  mcp::ToolResult result;
+  Completion done;
+};
+
 struct GateEvent {
-  enum class Kind { kAdmitted, kDriver, kWake, kSleep, kStop };
+  enum class Kind { kAdmitted, kDriver, kWake, kSleep, kStop, kInbox };
   Kind kind = Kind::kAdmitted;
   std::string id;      // kAdmitted
   bool fresh = false;  // kAdmitted: a current directed event (may cold-start a sleeping seat)
   DriverEvent driver;  // kDriver
   std::shared_ptr<Completion> done;
-  std::optional<TimePoint> deadline;  // kStop
+  std::optional<TimePoint> deadline;    // kStop
+  std::shared_ptr<InboxRequest> inbox;  // kInbox
 };
 
 // An owner handed to the current generation, with the token of its last transition.
@@ -100,7 +121,31 @@ struct Handed {
   std::string id;
   journal::OwnerToken token;
   std::string sender;
+  // Visible-reply obligation once surfaced (reply_ledger.h); empty: none.
+  std::string replyTarget;
+  std::string replyKey;
+  uint64_t replySeq = 0;  // ReplyLedger::reserve() at handoff
 };
+
+// Where a reply to `d` goes, for a delivery that asks for one: a DM or job → its sender, an
+// @mention of the seat → the channel. Ambient channel posts ask for none.
+std::optional<std::pair<std::string, std::string>> replyTargetOf(const StoredDelivery& d,
+                                                                 const wire::Principal& self) {
+  switch (d.kind) {
+    case wire::DeliveryKind::kDm:
+    case wire::DeliveryKind::kAnycast:
+      return std::make_pair(d.message.from.id, peerTargetKey(d.message.from.id));
+    case wire::DeliveryKind::kChannel:
+      for (const auto& m : d.message.mentions) {
+        if (m == self.dotForm() || m == self.actor) {
+          return std::make_pair(d.message.routing.target,
+                                channelTargetKey(d.message.routing.target));
+        }
+      }
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
 
 struct ActiveHandoff {
   std::string id;  // the uuid the runtime acknowledges
@@ -142,6 +187,13 @@ class Seat::Impl {
   }
   SeatSnapshot snapshot() const;
   std::string runtimeLogPath() const { return profile_.cwd + "/.shoal/runtime.log"; }
+  // shoal_inbox (any thread but the gate).
+  mcp::ToolResult inboxPage(size_t limit);
+  // A visible reply the runtime sent through a tool (any thread).
+  uint64_t replyFrontier(const std::string& targetKey) const { return ledger_.frontier(targetKey); }
+  void replied(const std::string& targetKey, uint64_t seenUpTo, const std::string& replyId);
+  // shoal_channel_mode (any thread): "normal" clears the override.
+  Status setChannelMode(const std::string& channel, const std::string& mode);
 
   const SeatProfile profile_;
 
@@ -150,6 +202,7 @@ class Seat::Impl {
   void post(GateEvent event);
   mesh::HandlerVerdict admit(const mesh::Delivery& delivery);
   bool isFresh(const mesh::Delivery& delivery) const;
+  bool isMention(const mesh::Delivery& delivery) const;
   Status startMcp();
   void endLeftoverRuntime(const std::string& sectionJson);
   void count(uint64_t SeatCounters::*field, uint64_t n = 1) {
@@ -178,11 +231,22 @@ class Seat::Impl {
                    std::optional<TimePoint> deadline);
   void finishRetire();
   void scheduleRestart(const std::string& why, bool launchFailed = false);
-  void settleSurfaced(std::vector<Handed> owners, const std::string& how);
+  void settleSurfaced(std::vector<Handed> owners, const std::string& how,
+                      const std::string& wakeToken = "");
   void settleFailed(std::vector<Handed> owners, const std::string& reason);
   // Inflight owners the current runtime can no longer acknowledge end failed (`reason`).
   void failInflight(const std::string& reason);
   void event(WakeEvent e);
+  // Publishes visible-reply outcomes and keeps them for the snapshot (any thread).
+  void publishResults(const std::vector<WakeResult>& results, uint64_t generation);
+  // Final-check (seed 004 §3.1): every unresolved reply obligation ends now.
+  void finalCheck(const std::string& failedReason);
+  void claimInbox(InboxRequest& request);
+  // The write outcome of an inbox page (MCP network thread).
+  void inboxWritten(const std::vector<std::string>& receipts, uint64_t generation, bool complete);
+  // Closes inbox claims and waits (bounded) for pages whose write outcome is not known yet.
+  void drainLeases();
+  std::string channelMode(const std::string& channel) const;
   void presence(std::function<void(mesh::PresencePublisher&)> change);
   bool shouldRun() const { return mode_ == SeatMode::kRunning || awake_; }
   void publishState();
@@ -200,6 +264,10 @@ class Seat::Impl {
   std::unique_ptr<mesh::Endpoint> endpoint_;
   std::unique_ptr<mcp::Server> mcp_;  // the seat's tools; stopped before the endpoint closes
   std::string mcpConfigPath_;
+  ReplyLedger ledger_;
+  InboxLeases leases_;
+  mutable Mutex modesMu_;
+  std::map<std::string, std::string> channelModes_ SHOAL_GUARDED_BY(modesMu_);
   uint64_t dmWatermark_ = 0;    // DM_<space> last sequence when the seat attached
   uint64_t taskWatermark_ = 0;  // TASK_<space> last sequence when the seat attached
   // DM admissions all run on the one DM pump thread, so a check and its later insert never
@@ -267,6 +335,16 @@ Status Seat::Impl::open() {
       if (!ec && v.is_object() && v.as_object().contains("id") && v.at("id").is_string())
         savedSession_ = std::string(v.at("id").as_string());
     }
+    if (auto it = view.sections.find(kChannelModesSection); it != view.sections.end()) {
+      boost::system::error_code ec;
+      auto v = boost::json::parse(it->second.valueJson, ec);
+      if (!ec && v.is_object()) {
+        MutexLock lock(modesMu_);
+        for (const auto& [channel, mode] : v.as_object()) {
+          if (mode.is_string()) channelModes_[std::string(channel)] = std::string(mode.as_string());
+        }
+      }
+    }
     if (auto it = view.sections.find(kDmAdmittedSection); it != view.sections.end()) {
       auto admitted = AdmittedSeqs::fromJson(it->second.valueJson);
       if (!admitted.isOk()) return admitted.status().withContext("seat " + profile_.cwd);
@@ -279,7 +357,7 @@ Status Seat::Impl::open() {
   std::vector<Handed> leftover;
   for (const auto& record : journal_->view().live) {
     if (journal::isInflight(record.state))
-      leftover.push_back(Handed{record.id, record.token, record.target});
+      leftover.push_back(Handed{record.id, record.token, record.target, {}, {}, 0});
   }
 
   transport::ConnectOptions connect;
@@ -380,8 +458,21 @@ Status Seat::Impl::startMcp() {
       n += r.state == journal::OwnerState::kQueued ? 1 : 0;
     return n;
   };
+  tools.inbox = [this](size_t limit) { return inboxPage(limit); };
+  tools.replyFrontier = [this](const std::string& key) { return replyFrontier(key); };
+  tools.replied = [this](const std::string& key, uint64_t seen, const std::string& replyId) {
+    replied(key, seen, replyId);
+  };
+  tools.setChannelMode = [this](const std::string& channel, const std::string& mode) {
+    return setChannelMode(channel, mode);
+  };
+  tools.channelModes = [this] {
+    MutexLock lock(modesMu_);
+    return channelModes_;
+  };
   mcp::ServerOptions mo;
   mo.bearerToken = token;
+  mo.sendBufferBytes = options_.mcpSendBufferBytes;
   mo.name = "shoal";
   mo.version = "seat " + profile_.principal.dotForm();
   mo.instructions = "The shoal mesh: you are " + profile_.name + " (" +
@@ -403,6 +494,50 @@ Status Seat::Impl::startMcp() {
   return Status::ok();
 }
 
+bool Seat::Impl::isMention(const mesh::Delivery& d) const {
+  const std::string self = profile_.principal.dotForm();
+  for (const auto& m : d.message.mentions) {
+    if (m == self || m == profile_.principal.actor) return true;
+  }
+  return false;
+}
+
+std::string Seat::Impl::channelMode(const std::string& channel) const {
+  MutexLock lock(modesMu_);
+  auto it = channelModes_.find(channel);
+  return it == channelModes_.end() ? "normal" : it->second;
+}
+
+Status Seat::Impl::setChannelMode(const std::string& channel, const std::string& mode) {
+  if (mode != "normal" && mode != "quiet" && mode != "muted") {
+    return invalidArgument("bad-channel-mode", "mode is normal, quiet or muted");
+  }
+  MutexLock lock(modesMu_);
+  std::map<std::string, std::string> next = channelModes_;
+  if (mode == "normal") {
+    next.erase(channel);
+  } else {
+    next[channel] = mode;
+  }
+  boost::json::object value;
+  for (const auto& [c, m] : next)
+    value[c] = m;
+  SHOAL_RETURN_IF_ERROR(
+      journal_
+          ->setSection(journal::SetSection{std::string(kChannelModesSection),
+                                           boost::json::serialize(value), std::nullopt})
+          .status());
+  channelModes_ = std::move(next);
+  // Advisory, for the roster: what reaches this seat without a DM.
+  std::string advisory;
+  for (const auto& [c, m] : channelModes_)
+    advisory +=
+        (advisory.empty() ? "" : ", ") + std::string(m == "muted" ? "muted #" : "quiet #") + c;
+  log::info("seat {}: #{} is now {}{}", profile_.principal.dotForm(), channel, mode,
+            advisory.empty() ? "" : " (" + advisory + ")");
+  return Status::ok();
+}
+
 bool Seat::Impl::isFresh(const mesh::Delivery& d) const {
   if (d.historical) return false;
   switch (d.kind) {
@@ -410,14 +545,9 @@ bool Seat::Impl::isFresh(const mesh::Delivery& d) const {
       return d.streamSeq > dmWatermark_;
     case wire::DeliveryKind::kAnycast:
       return d.streamSeq > taskWatermark_;
-    case wire::DeliveryKind::kChannel: {
-      if (d.durable) return false;  // a durable channel copy is backlog by construction
-      const std::string self = profile_.principal.dotForm();
-      for (const auto& m : d.message.mentions) {
-        if (m == self || m == profile_.principal.actor) return true;
-      }
-      return false;
-    }
+    case wire::DeliveryKind::kChannel:
+      // A durable channel copy is backlog by construction.
+      return !d.durable && isMention(d);
   }
   return false;
 }
@@ -428,6 +558,17 @@ mesh::HandlerVerdict Seat::Impl::admit(const mesh::Delivery& d) {
   op.body = encodeStoredDelivery(d);
   op.target = d.message.from.id;
   op.wake = std::string(wire::deliveryKindName(d.kind));
+  // Attention (shoal_channel_mode): a muted channel's posts are dropped on receipt, a quiet
+  // one's wait for an inbox page. A post that @mentions the seat is addressed to it: neither.
+  if (d.kind == wire::DeliveryKind::kChannel && !isMention(d)) {
+    const std::string mode = channelMode(d.message.routing.target);
+    if (mode == "muted") {
+      log::debug("seat {}: #{} is muted; dropped {}", profile_.principal.dotForm(),
+                 d.message.routing.target, op.id);
+      return mesh::HandlerVerdict::kAccepted;
+    }
+    if (mode == "quiet") op.wake = std::string(kPullOnlyWake);
+  }
   const std::string id = op.id;
   // A redelivered DM the journal no longer knows, whose sequence the seat admitted before (its
   // tombstone pruned while the broker waited out the ack of a daemon that died between
@@ -530,6 +671,12 @@ SeatSnapshot Seat::Impl::snapshot() const {
     MutexLock lock(mu_);
     out = snap_;
   }
+  out.awaitingReply = ledger_.size();
+  out.inboxLeases = leases_.size();
+  {
+    MutexLock lock(modesMu_);
+    out.channelModes = channelModes_;
+  }
   if (journal_) {
     for (const auto& r : journal_->view().live) {
       if (r.state == journal::OwnerState::kQueued) ++out.queued;
@@ -554,6 +701,7 @@ void Seat::Impl::gateMain() {
       earliest(restartAt_);
       earliest(dispatchRetryAt_);
       earliest(readyDeadline_);
+      earliest(leases_.nextDeadline());
       if (retiring_ != Retiring::kNone) earliest(retireDeadline_);
       while (events_.empty()) {
         if (!wakeAt) {
@@ -608,6 +756,10 @@ void Seat::Impl::handle(GateEvent& e) {
       return;
     case GateEvent::Kind::kDriver:
       onDriver(e.driver);
+      return;
+    case GateEvent::Kind::kInbox:
+      claimInbox(*e.inbox);
+      e.inbox->done.finish(Status::ok());
       return;
     case GateEvent::Kind::kWake:
     case GateEvent::Kind::kSleep:
@@ -670,6 +822,16 @@ void Seat::Impl::onCommand(GateEvent& e) {
 }
 
 void Seat::Impl::onTimer(TimePoint now) {
+  if (auto expired = leases_.expire(now); !expired.empty()) {
+    std::vector<Handed> owners;
+    for (const auto& c : expired)
+      owners.push_back(Handed{c.id, c.token, c.sender, {}, {}, 0});
+    log::warn("seat {}: {} inbox receipt(s) never confirmed written; failing them",
+              profile_.principal.dotForm(), owners.size());
+    settleFailed(std::move(owners),
+                 "final-hop-unconfirmed: the inbox page carrying it was not confirmed written "
+                 "before its lease ended; never replayed (the runtime may have read it)");
+  }
   if (retiring_ != Retiring::kNone && now >= retireDeadline_) {
     log::warn("seat {}: runtime (pid {}) did not stop within the grace; killing its group",
               profile_.principal.dotForm(), driver_ ? driver_->pid() : 0);
@@ -701,7 +863,8 @@ void Seat::Impl::onDriver(const DriverEvent& e) {
     case DriverEvent::Kind::kAck:
       if (handoff_ && !handoff_->acked && e.handoffId == handoff_->id) {
         handoff_->acked = true;
-        settleSurfaced(handoff_->owners, "the runtime acknowledged handoff " + handoff_->id);
+        settleSurfaced(handoff_->owners, "the runtime acknowledged handoff " + handoff_->id,
+                       handoff_->id);
       }
       return;
     case DriverEvent::Kind::kTurnStarted:
@@ -792,6 +955,7 @@ Status Seat::Impl::launch(const std::string& why) {
                 recorded.status().toString());
     }
   }
+  leases_.open(generation);  // inbox pages are bound to this exact generation
   // A driver with a readiness handshake accepts handoffs only once the runtime answered it.
   accepting_ = !driver_->needsReady();
   readyDeadline_.reset();
@@ -821,9 +985,15 @@ void Seat::Impl::dispatch() {
 
 // One handoff. False when nothing more can go out now.
 bool Seat::Impl::dispatchOne() {
+  const bool tracksReplies = !driver_->surfacedOnWrite();
+  // The owner bound (seed 004 §3.1): with this many replies outstanding, nothing more goes in
+  // until a turn end settles them.
+  if (tracksReplies && ledger_.full()) return false;
   std::vector<journal::OwnershipRecord> queued;
   for (auto& record : journal_->view().live) {
-    if (record.state == journal::OwnerState::kQueued) queued.push_back(std::move(record));
+    if (record.state != journal::OwnerState::kQueued) continue;
+    if (record.wake == kPullOnlyWake) continue;  // only an inbox page takes it
+    queued.push_back(std::move(record));
   }
   if (queued.empty()) {
     foreground_.clear();
@@ -845,13 +1015,16 @@ bool Seat::Impl::dispatchOne() {
 
   PresentationInput input;
   std::vector<journal::OwnershipRecord> rendered;
+  std::vector<std::optional<std::pair<std::string, std::string>>> replyTargets;
   std::vector<Handed> unreadable;
   for (auto& record : chosen) {
     auto stored = decodeStoredDelivery(record.body);
     if (!stored.isOk()) {
-      unreadable.push_back(Handed{record.id, record.token, record.target});
+      unreadable.push_back(Handed{record.id, record.token, record.target, {}, {}, 0});
       continue;
     }
+    replyTargets.push_back(tracksReplies ? replyTargetOf(*stored, profile_.principal)
+                                         : std::nullopt);
     PresentationItem item = presentationItemFor(stored->kind, stored->message);
     item.historical = stored->historical;
     item.possibleRepeat = stored->redelivered;
@@ -889,8 +1062,12 @@ bool Seat::Impl::dispatchOne() {
   std::vector<Handed> owners;
   for (size_t i = 0; i < rendered.size(); ++i) {
     const auto& r = begun->results[i].record;
-    owners.push_back(
-        Handed{rendered[i].id, r ? r->token : journal::OwnerToken{}, rendered[i].target});
+    Handed h{rendered[i].id, r ? r->token : journal::OwnerToken{}, rendered[i].target, {}, {}, 0};
+    if (replyTargets[i]) {
+      std::tie(h.replyTarget, h.replyKey) = *replyTargets[i];
+      h.replySeq = ledger_.reserve(h.replyKey);  // the runtime may see it from here on
+    }
+    owners.push_back(std::move(h));
   }
 
   runtime::StdinWrite wrote = driver_->handoff(handoff);
@@ -916,7 +1093,7 @@ bool Seat::Impl::dispatchOne() {
     return false;
   }
   if (driver_->surfacedOnWrite()) {
-    settleSurfaced(std::move(owners), "written to the runtime's stdin");
+    settleSurfaced(std::move(owners), "written to the runtime's stdin", handoff.handoffId);
     return true;
   }
   journal::Transaction unknown;
@@ -959,6 +1136,7 @@ void Seat::Impl::turnEnded(const DriverEvent& e) {
   } else if (e.isError) {
     event(WakeEvent{"runtime-error", generation_, e.detail, {}, {}});
   }
+  finalCheck(e.isError ? "the turn ended in an error: " + e.detail : "");
   if (e.isError) {
     note(e.detail);
     auto c = e.condition.value_or(wire::PresenceCondition{});
@@ -983,8 +1161,10 @@ void Seat::Impl::unexpectedExit(const DriverEvent& e) {
     for (const auto& o : handoff_->owners)
       ids.push_back(o.id);
   }
+  drainLeases();
   failInflight("no-read-reconciliation: the runtime exited (" + how +
                ") before acknowledging it; it cannot say whether it read it");
+  finalCheck("the runtime exited (" + how + ") before answering");
   event(WakeEvent{
       "exited-unexpectedly", generation_, e.detail, {}, e.exit ? e.exit->toString() : ""});
   if (!ids.empty()) {
@@ -1064,6 +1244,7 @@ void Seat::Impl::beginRetire(Retiring kind, std::shared_ptr<Completion> done,
                              std::optional<TimePoint> deadline) {
   retiring_ = kind;
   accepting_ = false;  // no new handoff from here on
+  leases_.close();     // nor a new inbox claim
   readyDeadline_.reset();
   retireWaiters_.push_back(std::move(done));
   retireDeadline_ = Clock_::now() + options_.stopGrace;
@@ -1075,7 +1256,9 @@ void Seat::Impl::finishRetire() {
   readyDeadline_.reset();
   if (driver_ != nullptr) {
     driver_->kill(milliseconds(0));
+    drainLeases();
     failInflight("stopped-before-ack: the runtime was stopped before acknowledging it");
+    finalCheck(handoff_ ? "the seat stopped before the turn ended" : "");
     if (handoff_) {
       std::vector<std::string> ids;
       for (const auto& o : handoff_->owners)
@@ -1114,13 +1297,16 @@ void Seat::Impl::finishRetire() {
 void Seat::Impl::failInflight(const std::string& reason) {
   std::vector<Handed> inflight;
   for (const auto& record : journal_->view().live) {
-    if (journal::isInflight(record.state))
-      inflight.push_back(Handed{record.id, record.token, record.target});
+    // An inbox receipt is not the runtime's: its lease decides (a write still in flight may
+    // prove it surfaced; else it fails at the lease's end).
+    if (journal::isInflight(record.state) && !leases_.holds(record.id))
+      inflight.push_back(Handed{record.id, record.token, record.target, {}, {}, 0});
   }
   if (!inflight.empty()) settleFailed(std::move(inflight), reason);
 }
 
-void Seat::Impl::settleSurfaced(std::vector<Handed> owners, const std::string& how) {
+void Seat::Impl::settleSurfaced(std::vector<Handed> owners, const std::string& how,
+                                const std::string& wakeToken) {
   journal::Transaction txn;
   for (const auto& o : owners)
     txn.add(journal::MarkSurfaced{o.id, o.token, how});
@@ -1132,8 +1318,21 @@ void Seat::Impl::settleSurfaced(std::vector<Handed> owners, const std::string& h
   }
   const int64_t now = wallMs();
   count(&SeatCounters::surfaced, owners.size());
+  std::vector<WakeResult> earlyReplies;
   for (const auto& o : owners) {
     if (wake_->surfaced(o.id, o.sender, now).isOk()) count(&SeatCounters::receipts);
+    if (o.replyKey.empty()) continue;
+    // Answered already (the reply beat this acknowledgement): its result is out at once.
+    if (auto early = ledger_.add(ReplyRow{o.id, o.replyTarget, o.replyKey, o.replySeq, wakeToken}))
+      earlyReplies.push_back(std::move(*early));
+  }
+  if (!earlyReplies.empty()) {
+    uint64_t generation = 0;
+    {
+      MutexLock lock(mu_);
+      generation = snap_.generation;
+    }
+    publishResults(earlyReplies, generation);
   }
 }
 
@@ -1151,6 +1350,221 @@ void Seat::Impl::settleFailed(std::vector<Handed> owners, const std::string& rea
   count(&SeatCounters::failed, owners.size());
   for (const auto& o : owners) {
     if (wake_->failed(o.id, o.sender, reason, now).isOk()) count(&SeatCounters::receipts);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Inbox pages and visible replies
+
+mcp::ToolResult Seat::Impl::inboxPage(size_t limit) {
+  auto request = std::make_shared<InboxRequest>();
+  request->limit = std::clamp<size_t>(limit == 0 ? kInboxPageDefault : limit, 1, kInboxPageMax);
+  GateEvent e;
+  e.kind = GateEvent::Kind::kInbox;
+  e.inbox = request;
+  {
+    MutexLock lock(mu_);
+    if (closed_) return mcp::ToolResult::error("shoal_inbox: the seat has stopped");
+    events_.push_back(std::move(e));
+    cv_.notifyAll();
+  }
+  if (!request->done.wait(Clock_::now() + kInboxWait)) {
+    // The gate may still claim the page; it then goes unwritten and its leases end failed.
+    return mcp::ToolResult::error("shoal_inbox: the seat is busy; try again in a moment");
+  }
+  return std::move(request->result);
+}
+
+void Seat::Impl::claimInbox(InboxRequest& request) {
+  if (driver_ == nullptr || retiring_ != Retiring::kNone || !leases_.accepting(generation_)) {
+    request.result = mcp::ToolResult::error(
+        "shoal_inbox: the seat's runtime is stopping or not running; nothing was taken");
+    return;
+  }
+  std::vector<journal::OwnershipRecord> queued;
+  for (auto& record : journal_->view().live) {
+    if (record.state == journal::OwnerState::kQueued) queued.push_back(std::move(record));
+  }
+  std::sort(queued.begin(), queued.end(),
+            [](const auto& a, const auto& b) { return a.seq < b.seq; });
+  const size_t waiting = queued.size();
+  if (queued.size() > request.limit) queued.resize(request.limit);
+
+  const bool tracksReplies = !driver_->surfacedOnWrite();
+  PresentationInput input;
+  std::vector<journal::OwnershipRecord> page;
+  std::vector<InboxClaim> claims;
+  std::vector<Handed> unreadable;
+  const TimePoint deadline = Clock_::now() + options_.finalHopLease;
+  for (auto& record : queued) {
+    auto stored = decodeStoredDelivery(record.body);
+    if (!stored.isOk()) {
+      unreadable.push_back(Handed{record.id, record.token, record.target, {}, {}, 0});
+      continue;
+    }
+    // A cryptographically random receipt; no randomness fails closed, the bodies stay queued.
+    auto receipt = newHexToken(16);
+    if (!receipt.isOk()) {
+      request.result = mcp::ToolResult::error("shoal_inbox: no receipt could be minted (" +
+                                              receipt.status().toString() +
+                                              "); nothing was taken, your messages stay queued");
+      return;
+    }
+    PresentationItem item = presentationItemFor(stored->kind, stored->message);
+    item.historical = stored->historical;
+    item.possibleRepeat = stored->redelivered;
+    item.deliveryId = record.id;
+    input.items.push_back(std::move(item));
+    InboxClaim c;
+    c.receipt = "shoal-rcpt-" + *receipt;
+    c.id = record.id;
+    c.token = record.token;
+    c.sender = record.target;
+    if (auto target = tracksReplies ? replyTargetOf(*stored, profile_.principal) : std::nullopt)
+      std::tie(c.replyTarget, c.replyKey) = *target;
+    c.generation = generation_;
+    c.deadline = deadline;
+    claims.push_back(std::move(c));
+    page.push_back(std::move(record));
+  }
+  if (!unreadable.empty()) settleFailed(std::move(unreadable), "bad-journal-body");
+  if (input.items.empty()) {
+    request.result = mcp::ToolResult::ok("shoal_inbox: no new messages.");
+    return;
+  }
+  SeatIdentity self{profile_.principal.dotForm(), profile_.name};
+  RenderedBlock block = renderDeliveryBlock(input, self);
+  claims.resize(block.taken);
+  page.resize(block.taken);
+
+  // The claim: queued → inflight(outcome_unknown) under its receipt, one transaction (a
+  // receipt another record holds refuses all of it: the bodies stay queued).
+  journal::Transaction txn;
+  for (const auto& c : claims) {
+    journal::RuntimeIdentity runtime;
+    runtime.receipt = c.receipt;
+    runtime.sessionId = driver_->sessionId();
+    txn.add(journal::BeginInflight{
+        c.id, c.token, journal::InflightPhase::kOutcomeUnknown, runtime,
+        fmt::format("claimed by an inbox page of generation {}; awaiting its final hop",
+                    generation_)});
+  }
+  auto committed = journal_->commit(std::move(txn));
+  if (!committed.isOk()) {
+    log::warn("seat {}: an inbox page could not claim its messages: {}",
+              profile_.principal.dotForm(), committed.status().toString());
+    request.result =
+        mcp::ToolResult::error("shoal_inbox: nothing was taken (" + committed.status().toString() +
+                               "); your messages stay queued");
+    return;
+  }
+  for (size_t i = 0; i < claims.size(); ++i) {
+    if (const auto& r = committed->results[i].record) claims[i].token = r->token;
+    if (!claims[i].replyKey.empty()) claims[i].replySeq = ledger_.reserve(claims[i].replyKey);
+  }
+  std::vector<std::string> receipts;
+  std::string markers;
+  boost::json::array meta;
+  for (const auto& c : claims) {
+    receipts.push_back(c.receipt);
+    markers += "[" + c.receipt + "]";
+    meta.push_back(boost::json::object{{"receipt", c.receipt}, {"messageId", c.id}});
+  }
+  const size_t claimed = claims.size();
+  const uint64_t generation = generation_;
+  (void)leases_.add(std::move(claims));  // open for this generation: checked above, on the gate
+  count(&SeatCounters::inboxClaimed, claimed);
+  std::deque<std::string> stillForeground;
+  for (const auto& id : foreground_) {
+    if (std::none_of(page.begin(), page.end(), [&](const auto& r) { return r.id == id; }))
+      stillForeground.push_back(id);
+  }
+  foreground_ = std::move(stillForeground);
+
+  mcp::ToolResult result(
+      fmt::format("shoal_inbox receipts {}\n{} message(s), oldest first{}:\n\n{}", markers, claimed,
+                  waiting > claimed ? " (more are waiting: call again)" : "", block.text));
+  result.meta["shoal/receipts"] = std::move(meta);
+  result.onWritten = [this, receipts = std::move(receipts), generation](bool complete) {
+    inboxWritten(receipts, generation, complete);
+  };
+  request.result = std::move(result);
+}
+
+void Seat::Impl::inboxWritten(const std::vector<std::string>& receipts, uint64_t generation,
+                              bool complete) {
+  std::vector<InboxClaim> acked = leases_.finishWrite(receipts, generation, complete);
+  if (!complete) {
+    log::warn(
+        "seat {}: an inbox page ({} receipt(s)) was not written whole; no acknowledgement, "
+        "its leases stay until they end",
+        profile_.principal.dotForm(), receipts.size());
+  } else if (acked.size() < receipts.size()) {
+    log::warn(
+        "seat {}: an inbox page of generation {} was written after that generation "
+        "retired; not acknowledged",
+        profile_.principal.dotForm(), generation);
+  }
+  if (!acked.empty()) {
+    std::vector<Handed> owners;
+    for (auto& c : acked)
+      owners.push_back(Handed{c.id, c.token, c.sender, c.replyTarget, c.replyKey, c.replySeq});
+    settleSurfaced(std::move(owners), "an inbox page carrying its receipt was written whole",
+                   "inbox:" + acked.front().receipt);
+  }
+  leases_.handled(receipts.size());  // the lifecycle-mutation lease ends here
+}
+
+void Seat::Impl::drainLeases() {
+  leases_.close();
+  if (!leases_.drain(Clock_::now() + kLeaseDrain)) {
+    log::warn(
+        "seat {}: an inbox page's write outcome did not arrive in {} ms; its receipts "
+        "are no longer acknowledged and end at their lease",
+        profile_.principal.dotForm(), kLeaseDrain.count());
+  }
+}
+
+void Seat::Impl::replied(const std::string& targetKey, uint64_t seenUpTo,
+                         const std::string& replyId) {
+  auto results = ledger_.settle(targetKey, seenUpTo, replyId);
+  uint64_t generation = 0;
+  {
+    MutexLock lock(mu_);
+    generation = snap_.generation;
+  }
+  if (!results.empty()) publishResults(results, generation);
+}
+
+void Seat::Impl::finalCheck(const std::string& failedReason) {
+  auto results = ledger_.finalCheck(failedReason);
+  if (!results.empty()) publishResults(results, generation_);
+}
+
+void Seat::Impl::publishResults(const std::vector<WakeResult>& results, uint64_t generation) {
+  const int64_t now = wallMs();
+  for (const auto& r : results) {
+    Status published = wake_->result(r, generation, now);
+    if (!published.isOk()) {
+      log::warn("seat {}: wake result for {} not stored: {}", profile_.principal.dotForm(),
+                r.messageId, published.toString());
+    }
+  }
+  MutexLock lock(mu_);
+  for (const auto& r : results) {
+    if (r.result == "replied") {
+      ++snap_.counters.replied;
+    } else if (r.result == "failed") {
+      ++snap_.counters.replyFailed;
+    } else {
+      ++snap_.counters.noVisibleReply;
+    }
+    snap_.recentResults.push_back(
+        SeatWakeResult{r.messageId, r.targetKey, r.result, r.replyId, r.reason, now});
+  }
+  if (snap_.recentResults.size() > kRecentResults) {
+    snap_.recentResults.erase(snap_.recentResults.begin(),
+                              snap_.recentResults.end() - static_cast<long>(kRecentResults));
   }
 }
 

@@ -53,9 +53,11 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "base/result.h"
 #include "daemon/seat_profile.h"
@@ -79,6 +81,12 @@ struct SeatOptions {
   std::chrono::milliseconds restartBackoff{500};
   std::chrono::milliseconds maxRestartBackoff{30000};
   int maxCrashesInARow = 5;
+  // How long an inbox receipt waits for proof that the page carrying it was written (seed 004
+  // §2.1: longer than Codex's 5-minute MCP request timeout). Tests shorten it.
+  std::chrono::milliseconds finalHopLease{360000};
+  // SO_SNDBUF of the seat's MCP connections; 0 leaves it to the kernel. Tests use a small one
+  // to hold a response write open.
+  int mcpSendBufferBytes = 0;
 };
 
 struct SeatCounters {
@@ -90,6 +98,20 @@ struct SeatCounters {
   uint64_t unexpectedExits = 0;
   uint64_t coldStarts = 0;
   uint64_t turns = 0;
+  uint64_t inboxClaimed = 0;  // deliveries handed out by shoal_inbox pages
+  uint64_t replied = 0;       // wake results, by kind
+  uint64_t noVisibleReply = 0;
+  uint64_t replyFailed = 0;
+};
+
+// One visible-reply outcome (reply_ledger.h), kept for `shoal ps`.
+struct SeatWakeResult {
+  std::string messageId;
+  std::string target;  // peer:<id> | channel:<name>
+  std::string result;  // replied | completed_without_visible_reply | failed
+  std::string replyId;
+  std::string reason;
+  int64_t atMs = 0;
 };
 
 struct SeatSnapshot {
@@ -102,6 +124,10 @@ struct SeatSnapshot {
   size_t inflight = 0;
   std::string note;  // why the seat is not running, or the last trouble
   SeatCounters counters;
+  size_t awaitingReply = 0;  // surfaced directed deliveries with no visible reply yet
+  size_t inboxLeases = 0;    // inbox receipts awaiting proof of their final hop
+  std::vector<SeatWakeResult> recentResults;        // newest last, at most 20
+  std::map<std::string, std::string> channelModes;  // channel → quiet | muted
 };
 
 class Seat {

@@ -4,8 +4,10 @@
 #include <fmt/format.h>
 
 #include "base/clock.h"
+#include "daemon/reply_ledger.h"
 #include "mesh/endpoint.h"
 #include "wire/presence.h"
+#include "wire/principal.h"
 
 namespace shoal::daemon {
 namespace {
@@ -15,8 +17,9 @@ using mcp::ToolResult;
 using mcp::ToolSpec;
 
 constexpr const char* kToolNames[] = {
-    "shoal_orientation", "shoal_roster",   "shoal_dm",   "shoal_send",  "shoal_anycast",
-    "shoal_status",      "shoal_channels", "shoal_join", "shoal_leave", "shoal_connection_status"};
+    "shoal_orientation",  "shoal_roster", "shoal_dm",     "shoal_send",
+    "shoal_anycast",      "shoal_inbox",  "shoal_status", "shoal_channels",
+    "shoal_channel_mode", "shoal_join",   "shoal_leave",  "shoal_connection_status"};
 
 json::object schema(json::object properties, std::initializer_list<const char*> required) {
   json::array req;
@@ -85,6 +88,15 @@ json::object receiptMeta(const mesh::SendReceipt& r) {
                                                      {"seq", r.stored.seq},
                                                      {"duplicate", r.stored.duplicate},
                                                      {"target", r.target}}}};
+}
+
+// The visible-reply frontier of `targetKey` before a send, and the settlement after it.
+uint64_t frontierBefore(const SeatToolContext& ctx, const std::string& targetKey) {
+  return ctx.replyFrontier ? ctx.replyFrontier(targetKey) : 0;
+}
+void settleAfter(const SeatToolContext& ctx, const std::string& targetKey, uint64_t seen,
+                 const mesh::SendReceipt& r) {
+  if (ctx.replied && seen > 0) ctx.replied(targetKey, seen, r.stored.messageId);
 }
 
 }  // namespace
@@ -170,8 +182,17 @@ std::vector<mcp::ToolSpec> seatTools(SeatToolContext context) {
                [ctx](const json::object& args) {
                  const std::string text = str(args, "text");
                  if (text.empty()) return ToolResult{"text is empty: nothing was sent", true, {}};
-                 auto sent = ctx->endpoint->sendDirect(str(args, "to"), text);
+                 // The frontier is read before sending: what surfaced later is not answered.
+                 const std::string to = str(args, "to");
+                 auto peer = ctx->endpoint->findPeer(to);
+                 const std::string key = peer.isOk()                       ? peerTargetKey(peer->id)
+                                         : wire::parsePrincipal(to).isOk() ? peerTargetKey(to)
+                                                                           : std::string();
+                 const uint64_t seen = key.empty() ? 0 : frontierBefore(*ctx, key);
+                 auto sent = ctx->endpoint->sendDirect(to, text);
                  if (!sent.isOk()) return fail(sent.status(), "shoal_dm");
+                 if (!key.empty() && peerTargetKey(sent->target) == key)
+                   settleAfter(*ctx, key, seen, *sent);
                  return ok(receiptText(*sent), receiptMeta(*sent));
                }});
 
@@ -204,8 +225,11 @@ std::vector<mcp::ToolSpec> seatTools(SeatToolContext context) {
             if (v.is_string()) mentions.emplace_back(v.as_string());
           }
         }
+        const std::string key = channelTargetKey(channel);
+        const uint64_t seen = frontierBefore(*ctx, key);
         auto sent = ctx->endpoint->post(channel, str(args, "text"), mentions);
         if (!sent.isOk()) return fail(sent.status(), "shoal_send");
+        settleAfter(*ctx, key, seen, *sent);
         return ok(receiptText(*sent), receiptMeta(*sent));
       }});
 
@@ -218,6 +242,51 @@ std::vector<mcp::ToolSpec> seatTools(SeatToolContext context) {
         auto sent = ctx->endpoint->ask(str(args, "role"), str(args, "text"));
         if (!sent.isOk()) return fail(sent.status(), "shoal_anycast");
         return ok(receiptText(*sent), receiptMeta(*sent));
+      }});
+
+  tools.push_back(ToolSpec{
+      "shoal_inbox", "Read my inbox",
+      "Take the messages waiting for you now (oldest first), without waiting for your turn to "
+      "end: direct messages, jobs, mentions, and posts of quiet channels. Each page is yours "
+      "once returned; the same message is never shown twice.",
+      schema({{"limit", json::object{{"type", "integer"},
+                                     {"description",
+                                      "at most this many messages (1-50, default "
+                                      "10)"}}}},
+             {}),
+      [ctx](const json::object& args) {
+        if (!ctx->inbox) return ToolResult{"this seat has no inbox", true, {}};
+        int64_t limit = 0;
+        if (const json::value* l = args.if_contains("limit"); l != nullptr) {
+          limit = l->is_int64() ? l->as_int64() : static_cast<int64_t>(l->as_uint64());
+          if (limit < 1 || limit > 50) return ToolResult{"limit is 1 to 50", true, {}};
+        }
+        return ctx->inbox(static_cast<size_t>(limit));
+      }});
+
+  tools.push_back(ToolSpec{
+      "shoal_channel_mode", "Set a channel's attention",
+      "How a channel's posts reach you: normal (they arrive in your session), quiet (they wait "
+      "for shoal_inbox and never interrupt you), muted (dropped). Direct messages, jobs and "
+      "posts that @mention you always arrive.",
+      schema({{"channel", stringProp("a channel, e.g. general")},
+              {"mode", json::object{{"type", "string"},
+                                    {"enum", json::array{"normal", "quiet", "muted"}},
+                                    {"description", "normal, quiet or muted"}}}},
+             {"channel", "mode"}),
+      [ctx](const json::object& args) {
+        if (!ctx->setChannelMode)
+          return ToolResult{"this seat has no attention settings", true, {}};
+        const std::string channel = str(args, "channel");
+        const std::string mode = str(args, "mode");
+        if (channel.empty()) return ToolResult{"channel is empty", true, {}};
+        Status set = ctx->setChannelMode(channel, mode);
+        if (!set.isOk()) return fail(set, "shoal_channel_mode");
+        return ok(fmt::format("#{} is now {}{}", channel, mode,
+                              mode == "quiet"   ? ": its posts wait for shoal_inbox"
+                              : mode == "muted" ? ": its posts are dropped (mentions of you "
+                                                  "still arrive)"
+                                                : ""));
       }});
 
   tools.push_back(ToolSpec{
@@ -252,7 +321,14 @@ std::vector<mcp::ToolSpec> seatTools(SeatToolContext context) {
                            schema({}, {}), [ctx](const json::object&) {
                              auto joined = ctx->endpoint->channels();
                              if (joined.empty()) return ok("you have joined no channel");
-                             return ok("joined: #" + fmt::format("{}", fmt::join(joined, ", #")));
+                             auto modes = ctx->channelModes ? ctx->channelModes()
+                                                            : std::map<std::string, std::string>{};
+                             std::string text = "joined:";
+                             for (const auto& c : joined) {
+                               auto m = modes.find(c);
+                               text += " #" + c + (m == modes.end() ? "" : " (" + m->second + ")");
+                             }
+                             return ok(std::move(text));
                            }});
 
   tools.push_back(ToolSpec{

@@ -12,25 +12,32 @@
 //   shoal_send               {text, channel?, mentions?}   a channel post (channel defaults to
 //                                                     the seat's only joined channel)
 //   shoal_anycast            {role, text}             work for whoever holds the role
+//   shoal_inbox              {limit?}                 a page of the deliveries waiting for me
+//                                                     (inbox receipts, seat.h / inbox_leases.h)
 //   shoal_status             {status?, activity?}     my presence: idle | working | waiting
-//   shoal_channels           {}                       the channels I have joined
+//   shoal_channels           {}                       the channels I have joined, with modes
+//   shoal_channel_mode       {channel, mode}          normal | quiet (inbox only) | muted
 //   shoal_join / shoal_leave {channel}
 //   shoal_connection_status  {}                       broker and roster view health
 // Receipts are facts ("stored seq 12 in DM_main; bob was idle at send"), never "delivered".
 // Failures are tool errors (`isError`) with the reason and the remedy, so the model can act.
+// A shoal_dm / shoal_send that was stored settles the visible-reply obligations of its target
+// up to the frontier observed before sending (reply_ledger.h).
 //
-// Not built yet (issue 6): shoal_inbox with inbox receipts, shoal_channel_mode, attention
-// (issue 7), visible-reply settlement.
+// Not built yet (issue 7): the global attention mode (open | dnd | focus) of shoal_status.
 //
 // Thread safety: the tools run on the MCP server's thread; every call they make on the
 // endpoint is thread-safe. Lifetime: the tools must not outlive `endpoint` (the seat stops its
 // MCP server before it closes the endpoint).
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "daemon/seat_profile.h"
 #include "mcp/tool.h"
 
@@ -46,6 +53,15 @@ struct SeatToolContext {
   std::string space;
   // Deliveries queued for this seat right now (orientation's unread count).
   std::function<size_t()> queued;
+  // The seat's inbox page (seat.h); unset: shoal_inbox says the seat has no inbox.
+  std::function<mcp::ToolResult(size_t limit)> inbox;
+  // Visible-reply settlement (reply_ledger.h); unset: no settlement.
+  std::function<uint64_t(const std::string& targetKey)> replyFrontier;
+  std::function<void(const std::string& targetKey, uint64_t seenUpTo, const std::string& replyId)>
+      replied;
+  // Per-channel attention; unset: shoal_channel_mode is refused.
+  std::function<Status(const std::string& channel, const std::string& mode)> setChannelMode;
+  std::function<std::map<std::string, std::string>()> channelModes;
 };
 
 std::vector<mcp::ToolSpec> seatTools(SeatToolContext context);

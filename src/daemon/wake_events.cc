@@ -28,6 +28,20 @@ Status WakeEvents::publish(const WakeEvent& event, int64_t atMs) {
   return js_.publish(subject, json::serialize(o)).status();
 }
 
+Status WakeEvents::result(const WakeResult& r, uint64_t generation, int64_t atMs) {
+  SHOAL_ASSIGN_OR_RETURN(std::string subject, wire::wakeSubject(space_, seat_.principal));
+  json::object o{{"kind", "wake-result"},
+                 {"seat", json::object{{"id", seat_.principal.dotForm()}, {"name", seat_.name}}},
+                 {"generation", generation},
+                 {"at", atMs},
+                 {"message", r.messageId},
+                 {"target", r.targetKey},
+                 {"result", r.result}};
+  if (!r.replyId.empty()) o["replyId"] = r.replyId;
+  if (!r.reason.empty()) o["reason"] = r.reason;
+  return js_.publish(subject, json::serialize(o)).status();
+}
+
 Status WakeEvents::surfaced(const std::string& messageId, const std::string& sender, int64_t atMs) {
   json::object body{
       {"id", messageId}, {"recipient", seat_.principal.dotForm()}, {"surfacedAt", atMs}};

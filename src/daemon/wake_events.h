@@ -6,8 +6,14 @@
 //   {"kind":K, "seat":{"id":"local.reviewer","name":"Reviewer"}, "generation":N, "at":ms,
 //    "detail"?:"…", "messages"?:["<message id>",…], "exit"?:"exit code 3"}
 // kinds: start-failed, exited-unexpectedly, runtime-error, wake-failed, turn-completed,
-//        started, stopped. The seat is named by its public name and technical id (its principal),
-//        never by an internal uid.
+//        started, stopped, and wake-result — one per directed delivery's visible-reply
+//        outcome (reply_ledger.h), same subject:
+//   {"kind":"wake-result", "seat":{…}, "generation":N, "at":ms, "message":"<message id>",
+//    "target":"peer:local.alice"|"channel:general",
+//    "result":"replied"|"completed_without_visible_reply"|"failed",
+//    "replyId"?:"<the answering message id>", "reason"?:"…"}
+// The seat is named by its public name and technical id (its principal), never by an internal
+// uid.
 //
 // Receipts — subject `cotal.<space>.rcpt.<sender o>.<sender a>.<seat o>.<seat a>`, Nats-Msg-Id
 // `rcpt-<message id>` (one terminal receipt per message):
@@ -26,6 +32,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "daemon/reply_ledger.h"
 #include "daemon/seat_profile.h"
 #include "transport/jetstream.h"
 
@@ -45,6 +52,7 @@ class WakeEvents {
       : js_(js), space_(std::move(space)), seat_(std::move(seat)) {}
 
   Status publish(const WakeEvent& event, int64_t atMs);
+  Status result(const WakeResult& result, uint64_t generation, int64_t atMs);
   // `sender` is the message's from.id (dot-form); a malformed one is skipped.
   Status surfaced(const std::string& messageId, const std::string& sender, int64_t atMs);
   Status failed(const std::string& messageId, const std::string& sender, const std::string& reason,

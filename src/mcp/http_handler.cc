@@ -118,6 +118,18 @@ json::object toolResultObject(const ToolResult& result) {
 
 }  // namespace
 
+void WriteNotice::fire(bool complete) {
+  std::vector<std::function<void(bool)>> callbacks;
+  callbacks.swap(callbacks_);
+  for (auto& callback : callbacks) {
+    try {
+      callback(complete);
+    } catch (const std::exception& e) {
+      log::warn("mcp: a write callback threw: {}", e.what());
+    }
+  }
+}
+
 bool isSupportedProtocolVersion(std::string_view version) {
   return std::find(kSupportedVersions.begin(), kSupportedVersions.end(), version) !=
          kSupportedVersions.end();
@@ -387,11 +399,14 @@ HttpHandler::Reply HttpHandler::handlePost(const HttpRequest& request) {
 
   auto finish = [pending = std::move(pending), batch = parsed.isBatch, mode]() mutable {
     std::vector<json::object> responses;
+    std::vector<std::function<void(bool)>> onWritten;
     for (Pending& p : pending) {
-      responses.push_back(p.tool != nullptr ? runTool(*p.tool, p.id, p.args)
+      responses.push_back(p.tool != nullptr ? runTool(*p.tool, p.id, p.args, onWritten)
                                             : std::move(p.response));
     }
-    return render(std::move(responses), batch, mode);
+    HttpResponse r = render(std::move(responses), batch, mode);
+    if (!onWritten.empty()) r.written = std::make_shared<WriteNotice>(std::move(onWritten));
+    return r;
   };
   if (!callsTool) return Reply{finish(), {}};
   return Reply{{}, std::move(finish)};
@@ -494,8 +509,8 @@ HttpHandler::Pending HttpHandler::answer(const jsonrpc::Message& m, const std::s
   return Pending{m.id, &*tool, std::move(checked).value(), {}};
 }
 
-json::object HttpHandler::runTool(const Tool& tool, const json::value& id,
-                                  const json::object& args) {
+json::object HttpHandler::runTool(const Tool& tool, const json::value& id, const json::object& args,
+                                  std::vector<std::function<void(bool)>>& onWritten) {
   ToolResult out;
   try {
     out = tool.spec.call(args);
@@ -506,6 +521,7 @@ json::object HttpHandler::runTool(const Tool& tool, const json::value& id,
     log::warn("mcp: tool {} threw a non-standard exception", tool.spec.name);
     out = ToolResult::error(fmt::format("tool `{}` failed with an unknown error", tool.spec.name));
   }
+  if (out.onWritten) onWritten.push_back(std::move(out.onWritten));
   return jsonrpc::resultResponse(id, toolResultObject(out));
 }
 

@@ -80,11 +80,27 @@ struct HttpRequest {
   bool hasHeader(std::string_view name) const;
 };
 
+// The ToolResult::onWritten callbacks of one response: fire(complete) calls each once; a
+// notice dropped without firing (the connection or the server went first) fires false.
+class WriteNotice {
+ public:
+  explicit WriteNotice(std::vector<std::function<void(bool)>> callbacks)
+      : callbacks_(std::move(callbacks)) {}
+  ~WriteNotice() { fire(false); }
+  WriteNotice(const WriteNotice&) = delete;
+  WriteNotice& operator=(const WriteNotice&) = delete;
+  void fire(bool complete);
+
+ private:
+  std::vector<std::function<void(bool)>> callbacks_;
+};
+
 struct HttpResponse {
   int status = 200;
   HttpHeaders headers;  // Content-Type included when there is a body
   std::string body;
-  bool close = false;  // close the connection after writing
+  bool close = false;                    // close the connection after writing
+  std::shared_ptr<WriteNotice> written;  // set when a tool result asked to hear of the write
 
   std::string_view header(std::string_view name) const;
 };
@@ -142,7 +158,8 @@ class HttpHandler {
                                          std::string* version);
   Pending answer(const jsonrpc::Message& m, const std::string& version);
   static boost::json::object runTool(const Tool& tool, const boost::json::value& id,
-                                     const boost::json::object& args);
+                                     const boost::json::object& args,
+                                     std::vector<std::function<void(bool)>>& onWritten);
   static HttpResponse render(std::vector<boost::json::object> responses, bool batch, Mode mode);
 
   // Constant after construction.

@@ -140,10 +140,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void write(HttpResponse response) {
     log::debug("mcp: {} -> {}", requestLine_, response.status);
     bool keepAlive = keepAlive_ && !response.close;
+    std::shared_ptr<WriteNotice> written = std::move(response.written);
     auto res = toBeast(std::move(response), version_, keepAlive);
     stream_.expires_after(kWriteTimeout);
     http::async_write(stream_, *res,
-                      [self = shared_from_this(), res](beast::error_code ec, std::size_t) {
+                      [self = shared_from_this(), res, written](beast::error_code ec, std::size_t) {
+                        // Every byte went to the socket, or the write failed part way.
+                        if (written) written->fire(!ec);
                         if (ec) return self->close();
                         if (res->keep_alive()) return self->readRequest();
                         self->shutdown();
@@ -200,6 +203,7 @@ struct Server::Impl {
   std::unique_ptr<HttpHandler> handler;
   std::string host;
   uint16_t port = 0;
+  int sendBufferBytes = 0;
 
   // Owned by the network thread once it runs; stop() tears them down in this order: network
   // thread, tool workers, then the acceptor and the context (whose destruction frees every
@@ -224,6 +228,10 @@ struct Server::Impl {
         });
         return;
       }
+      if (sendBufferBytes > 0) {
+        beast::error_code ignored;
+        s.set_option(asio::socket_base::send_buffer_size(sendBufferBytes), ignored);
+      }
       std::make_shared<Connection>(std::move(s), *handler, *tools)->start();
       accept();
     });
@@ -233,6 +241,7 @@ struct Server::Impl {
 Result<std::unique_ptr<Server>> Server::start(ServerOptions options, std::vector<ToolSpec> tools) {
   auto impl = std::make_unique<Impl>();
   impl->host = options.host;
+  impl->sendBufferBytes = options.sendBufferBytes;
   impl->io = std::make_unique<asio::io_context>(1);
   beast::error_code ec;
   auto address = asio::ip::make_address(options.host, ec);

@@ -42,6 +42,9 @@ struct ServerOptions {
   // when the client accepts text/event-stream; otherwise with application/json.
   bool preferSse = false;
   size_t toolThreads = 1;  // worker threads for tool calls; >1 runs calls concurrently
+  // SO_SNDBUF of accepted connections; 0 leaves it to the kernel's autotuning. A small buffer
+  // bounds what a client that stops reading pins in the kernel.
+  int sendBufferBytes = 0;
 };
 
 class Server {

@@ -4,9 +4,12 @@
 #include "mcp/server.h"
 
 #include <chrono>
+#include <condition_variable>
 #include <future>
 #include <map>
+#include <mutex>
 #include <string>
+#include <thread>
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -306,6 +309,68 @@ TEST_F(ServerTest, SlowToolDoesNotStallOtherConnections) {
   release.set_value();
   Reply done = pending.get();
   EXPECT_EQ(done.json().at("result").at("content").at(0).at("text"), json::value("released"));
+}
+
+// ToolResult::onWritten hears whether the response carrying the result was written whole: true
+// for a client that reads it; false for one that hangs up while a response too large for the
+// socket buffers is still being written (the final hop of an inbox receipt, seed 004 §2.1).
+TEST_F(ServerTest, WriteCallbackTellsACompleteWriteFromAFailedOne) {
+  std::mutex mu;
+  std::vector<bool> outcomes;
+  std::condition_variable cv;
+  std::promise<void> entered;  // the large call ran
+  ToolSpec big{
+      "big", "", "Answers with `size` bytes.",
+      json::object{{"type", "object"},
+                   {"properties", json::object{{"size", json::object{{"type", "integer"}}}}},
+                   {"required", json::array{"size"}},
+                   {"additionalProperties", false}},
+      [&](const json::object& args) {
+        ToolResult r = ToolResult::ok(std::string(args.at("size").to_number<size_t>(), 'x'));
+        r.onWritten = [&](bool complete) {
+          std::lock_guard<std::mutex> lock(mu);
+          outcomes.push_back(complete);
+          cv.notify_all();
+        };
+        if (r.text.size() > (1u << 20)) entered.set_value();
+        return r;
+      }};
+  startServer(false, {big});
+  auto waitFor = [&](size_t n) {
+    std::unique_lock<std::mutex> lock(mu);
+    return cv.wait_for(lock, std::chrono::seconds(20), [&] { return outcomes.size() >= n; });
+  };
+
+  RawClient reader(server_->port());
+  std::string session =
+      reader.send("POST", rpc(0, "initialize", initParams("2025-11-25"))).header("mcp-session-id");
+  std::map<std::string, std::string> h = {{"Mcp-Session-Id", session}};
+  Reply whole = reader.send("POST", callTool(1, "big", R"({"size":1000})"), h);
+  EXPECT_EQ(whole.status, 200);
+  ASSERT_TRUE(waitFor(1));
+  EXPECT_TRUE(outcomes[0]);
+
+  // 32 MiB do not fit in the socket buffers: the write is still going when the client resets.
+  asio::io_context io;
+  tcp::socket s(io);
+  s.open(tcp::v4());
+  s.set_option(asio::socket_base::receive_buffer_size(4096));
+  s.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), server_->port()));
+  http::request<http::string_body> req(http::verb::post, "/mcp", 11);
+  req.set("Host", "127.0.0.1:" + std::to_string(server_->port()));
+  req.set("Authorization", std::string("Bearer ") + kToken);
+  req.set("Content-Type", "application/json");
+  req.set("Accept", "application/json");
+  req.set("Mcp-Session-Id", session);
+  req.body() = callTool(2, "big", R"({"size":33554432})");
+  req.prepare_payload();
+  http::write(s, req);
+  entered.get_future().wait();
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // let the write start
+  s.set_option(asio::socket_base::linger(true, 0));             // close = reset
+  s.close();
+  ASSERT_TRUE(waitFor(2));
+  EXPECT_FALSE(outcomes[1]);
 }
 
 // stop() closes open connections and is idempotent; the destructor after it is harmless.

@@ -19,6 +19,13 @@
 // `_meta` (keys should be prefixed, e.g. "shoal/receipt"; MCP reserves the
 // `io.modelcontextprotocol/` and `mcp` prefixes).
 //
+// `onWritten`, when set, learns the fate of the HTTP response that carries this result: it is
+// called exactly once, on the network thread, with `complete` = every byte of that response
+// was written to the socket without error. It is called with false when the write failed or
+// timed out, when the connection closed before the response could be written, and when the
+// server stopped first. A complete write is not proof the client read it; a failed one is not
+// proof it did not (seed 004 §2.1: the final-hop boundary of inbox receipts). It must not block.
+//
 // Thread safety: `call` runs on the server's tool worker thread, never on the network thread.
 // With ServerOptions::toolThreads == 1 (the default) calls of all tools of one server run one
 // at a time; with more threads they may run concurrently and `call` must be thread-safe.
@@ -37,12 +44,17 @@
 namespace shoal::mcp {
 
 struct ToolResult {
+  ToolResult() = default;
+  ToolResult(std::string text_, bool isError_ = false, boost::json::object meta_ = {})
+      : text(std::move(text_)), isError(isError_), meta(std::move(meta_)) {}
+
   std::string text;
   bool isError = false;
   boost::json::object meta;  // emitted as `_meta` when not empty
+  std::function<void(bool complete)> onWritten;
 
-  static ToolResult ok(std::string text) { return {std::move(text), false, {}}; }
-  static ToolResult error(std::string text) { return {std::move(text), true, {}}; }
+  static ToolResult ok(std::string text) { return ToolResult(std::move(text)); }
+  static ToolResult error(std::string text) { return ToolResult(std::move(text), true); }
 };
 
 struct ToolSpec {

@@ -111,6 +111,24 @@ TEST_F(CliDaemonTest, UpRunsTheDaemonAndAClaudeSeatSleepsAndWakes) {
   ASSERT_EQ(first.code, 0) << first.out << first.err;
   EXPECT_NE(first.out.find("✓ surfaced at"), std::string::npos) << first.out;
 
+  // The fake answers no one: at its turn end the DM closes completed_without_visible_reply,
+  // exactly once, and `shoal ps` shows it.
+  json::object psRow;
+  ASSERT_TRUE(testing::eventually([&] {
+    CliRun ps = shoal({"ps", "--json"});
+    if (ps.code != 0) return false;
+    psRow = json::parse(ps.out).as_array()[0].as_object();
+    return !psRow.at("recentResults").as_array().empty();
+  }));
+  ASSERT_EQ(psRow.at("recentResults").as_array().size(), 1u);
+  EXPECT_EQ(psRow.at("recentResults").at(0).at("result"), "completed_without_visible_reply");
+  EXPECT_EQ(psRow.at("noVisibleReply").as_int64(), 1);
+  EXPECT_EQ(psRow.at("awaitingReply").as_int64(), 0);
+  CliRun psText = shoal({"ps"});
+  ASSERT_EQ(psText.code, 0) << psText.err;
+  EXPECT_NE(psText.out.find("Claude Fake"), std::string::npos) << psText.out;
+  EXPECT_NE(psText.out.find("completed_without_visible_reply"), std::string::npos) << psText.out;
+
   CliRun slept = shoal({"seat", "sleep", "Claude Fake"});
   ASSERT_EQ(slept.code, 0) << slept.err;
   EXPECT_NE(slept.out.find("sleeping"), std::string::npos) << slept.out;
@@ -138,7 +156,9 @@ TEST_F(CliDaemonTest, UpRunsTheDaemonAndAClaudeSeatSleepsAndWakes) {
     kinds += std::string(e.at("kind").as_string()) + " ";
     EXPECT_EQ(e.at("seat").at("name").as_string(), "Claude Fake");
   }
-  EXPECT_NE(kinds.find("started turn-completed stopped started turn-completed"), std::string::npos)
+  EXPECT_NE(kinds.find("started turn-completed wake-result stopped started turn-completed "
+                       "wake-result"),
+            std::string::npos)
       << kinds;
   CliRun readable = shoal({"seat", "events", "Claude Fake"});
   EXPECT_NE(readable.out.find("turn-completed"), std::string::npos) << readable.out;

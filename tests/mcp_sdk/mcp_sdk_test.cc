@@ -1,14 +1,19 @@
 // The official MCP TypeScript SDK (@modelcontextprotocol/sdk, pinned by install.sh) as the
 // client of a shoal_mcp Server: sdk_client.mjs connects over Streamable HTTP with a bearer
 // token, lists the tools, calls each, and prints one JSON line that these tests check.
+// sdk_stdio_client.mjs makes the same calls over stdio through `shoal mcp --config` (the
+// bridge, cli/mcp_bridge.h), which relays them to the same kind of Server.
 //
 // The suite installs the SDK once per test process (install.sh is idempotent and serialises
 // parallel installs). Without node/npm the script exits 3 and every test skips, saying why.
 #include <chrono>
+#include <fstream>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <boost/json.hpp>
+#include <sys/stat.h>
 
 #include "base/file_system.h"
 #include "base/subprocess.h"
@@ -80,28 +85,65 @@ class McpSdkTest : public ::testing::Test {
     server_ = std::move(s).value();
   }
 
-  // Runs sdk_client.mjs against the server and returns its JSON line.
-  json::object runClient(const std::string& token = kToken) {
+  // Runs an SDK client script (argv after `node`) and returns its JSON line; its `ok` must be
+  // `expectOk`. The script must finish within `limit`.
+  json::object runScript(std::vector<std::string> args, bool expectOk = true,
+                         seconds limit = seconds(120)) {
     auto dir = testing::TempDir::create("mcp-sdk-run");
     EXPECT_TRUE(dir.isOk());
     if (!dir.isOk()) return {};
     SpawnOptions o;
-    o.argv = {"node", std::string(SHOAL_MCP_SDK_DIR) + "/sdk_client.mjs", server_->url(), token};
+    o.argv = {"node"};
+    o.argv.insert(o.argv.end(), args.begin(), args.end());
     o.stdoutTarget = StdioTarget::appendTo(dir->join("stdout"));
     o.stderrTarget = StdioTarget::appendTo(dir->join("stderr"));
     o.killOnDestroy = true;
     auto child = Subprocess::spawn(o);
     EXPECT_TRUE(child.isOk()) << child.status().toString();
     if (!child.isOk()) return {};
-    auto exit = child->wait(std::chrono::milliseconds(seconds(120)));
-    EXPECT_TRUE(exit.isOk()) << "sdk_client.mjs did not finish";
+    auto exit = child->wait(std::chrono::milliseconds(limit));
+    EXPECT_TRUE(exit.isOk()) << args[0] << " did not finish within " << limit.count() << " s\n"
+                             << readText(dir->join("stderr"));
+    if (!exit.isOk()) return {};
+    EXPECT_EQ(exit->success(), expectOk) << exit->toString();
     std::string line = lastLine(readText(dir->join("stdout")));
     boost::system::error_code ec;
     json::value v = json::parse(line, ec);
     EXPECT_FALSE(ec) << "stdout: " << line << "\nstderr: " << readText(dir->join("stderr"));
     if (ec || !v.is_object()) return {};
-    EXPECT_EQ(v.as_object().at("ok"), json::value(true)) << line;
+    EXPECT_EQ(v.as_object().at("ok"), json::value(expectOk))
+        << line << "\nstderr: " << readText(dir->join("stderr"));
     return v.as_object();
+  }
+
+  // sdk_client.mjs against the server, over Streamable HTTP.
+  json::object runClient(const std::string& token = kToken) {
+    return runScript({std::string(SHOAL_MCP_SDK_DIR) + "/sdk_client.mjs", server_->url(), token});
+  }
+
+  // A client config in the shape a seat writes (<cwd>/.shoal/mcp.json, mode 0600) for `url`.
+  std::string writeConfig(const std::string& url, const std::string& token) {
+    auto dir = testing::TempDir::create("mcp-sdk-config");
+    EXPECT_TRUE(dir.isOk());
+    if (!dir.isOk()) return "";
+    configDirs_.push_back(std::move(dir).value());
+    std::string path = configDirs_.back().join("mcp.json");
+    json::object server{{"type", "http"},
+                        {"url", url},
+                        {"headers", json::object{{"Authorization", "Bearer " + token}}}};
+    std::ofstream(path) << json::serialize(
+                               json::object{{"mcpServers", json::object{{"shoal", server}}}})
+                        << "\n";
+    ::chmod(path.c_str(), 0600);
+    return path;
+  }
+
+  // sdk_stdio_client.mjs: the SDK over stdio, through `shoal mcp --config <config>`.
+  json::object runStdioClient(const std::string& config, bool expectOk = true,
+                              seconds limit = seconds(120)) {
+    return runScript(
+        {std::string(SHOAL_MCP_SDK_DIR) + "/sdk_stdio_client.mjs", SHOAL_BINARY, config}, expectOk,
+        limit);
   }
 
   // Checks what every run must show, in either response mode.
@@ -138,6 +180,7 @@ class McpSdkTest : public ::testing::Test {
   static inline std::optional<std::string> skipReason_;
   static inline bool installed_ = false;
   std::unique_ptr<Server> server_;
+  std::vector<testing::TempDir> configDirs_;
 };
 
 // The SDK client connects, lists, and calls every tool with JSON responses.
@@ -172,6 +215,46 @@ TEST_F(McpSdkTest, SdkClientWithWrongTokenIsRefused) {
   ASSERT_FALSE(ec) << line;
   EXPECT_EQ(v.at("ok"), json::value(false)) << line;
   EXPECT_EQ(v.at("code"), json::value(401)) << line;
+}
+
+// Over stdio through `shoal mcp`: the SDK negotiates, lists and calls every tool exactly as
+// over HTTP (the bridge carries the session and version headers the server requires).
+TEST_F(McpSdkTest, StdioClientThroughTheBridgeListsAndCallsTools) {
+  startServer(/*preferSse=*/false);
+  checkRun(runStdioClient(writeConfig(server_->url(), kToken)));
+}
+
+// The same through the bridge when the server answers every request as an SSE stream.
+TEST_F(McpSdkTest, StdioClientThroughTheBridgeWithSseResponses) {
+  startServer(/*preferSse=*/true);
+  checkRun(runStdioClient(writeConfig(server_->url(), kToken)));
+}
+
+// A wrong token in the config: the bridge answers initialize with an error naming the 401, so
+// the client fails at once instead of waiting for its request timeout (60 s).
+TEST_F(McpSdkTest, StdioClientWithWrongTokenGetsAnErrorNotAHang) {
+  startServer(/*preferSse=*/false);
+  const auto start = std::chrono::steady_clock::now();
+  json::object out =
+      runStdioClient(writeConfig(server_->url(), "wrong"), /*expectOk=*/false, seconds(40));
+  ASSERT_FALSE(out.empty());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, seconds(40));
+  EXPECT_EQ(out.at("code"), json::value(-32000)) << json::serialize(out);
+  EXPECT_THAT(std::string(out.at("error").as_string()), HasSubstr("HTTP 401"));
+  EXPECT_THAT(std::string(out.at("error").as_string()),
+              HasSubstr("the bearer token is not this endpoint's"));
+}
+
+// An endpoint that is gone (the seat stopped): the client gets the bridge's error, not a hang.
+TEST_F(McpSdkTest, StdioClientOfAStoppedEndpointGetsAnErrorNotAHang) {
+  startServer(/*preferSse=*/false);
+  const std::string config = writeConfig(server_->url(), kToken);
+  server_->stop();
+  json::object out = runStdioClient(config, /*expectOk=*/false, seconds(40));
+  ASSERT_FALSE(out.empty());
+  EXPECT_EQ(out.at("code"), json::value(-32000)) << json::serialize(out);
+  EXPECT_THAT(std::string(out.at("error").as_string()),
+              HasSubstr("shoal mcp: cannot reach the seat's endpoint"));
 }
 
 }  // namespace

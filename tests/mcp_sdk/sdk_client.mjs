@@ -6,31 +6,16 @@
 // or {"ok":false,"code":<HTTP status or JSON-RPC code>|null,"error":"…"} with exit code 1 when
 // the session itself fails (e.g. 401 for a wrong token).
 //
-// The calls: echo {text}, echo {text, loud}, fail {}, boom {}, echo with an identity argument
-// (`from`), echo with an undeclared argument, and an unknown tool (a protocol error).
+// The calls are sdk_calls.mjs's (shared with sdk_stdio_client.mjs).
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+
+import { exercise } from "./sdk_calls.mjs";
 
 const [url, token] = process.argv.slice(2);
 if (!url || !token) {
   console.error("usage: node sdk_client.mjs URL TOKEN");
   process.exit(2);
-}
-
-function summarize(result) {
-  const text = (result.content ?? [])
-    .filter((c) => c.type === "text")
-    .map((c) => c.text)
-    .join("\n");
-  return { isError: result.isError === true, text, meta: result._meta ?? null };
-}
-
-async function call(client, name, args) {
-  try {
-    return summarize(await client.callTool({ name, arguments: args }));
-  } catch (e) {
-    return { protocolError: { code: e.code ?? null, message: String(e.message ?? e) } };
-  }
 }
 
 async function main() {
@@ -40,25 +25,14 @@ async function main() {
   const client = new Client({ name: "shoal-sdk-test", version: "0.0.1" });
   await client.connect(transport);
 
-  const listed = await client.listTools();
-  const calls = {
-    echo: await call(client, "echo", { text: "hello from the sdk" }),
-    echoLoud: await call(client, "echo", { text: "quiet", loud: true }),
-    fail: await call(client, "fail", {}),
-    boom: await call(client, "boom", {}),
-    identity: await call(client, "echo", { text: "x", from: "mallory" }),
-    undeclared: await call(client, "echo", { text: "x", colour: "red" }),
-    unknownTool: await call(client, "no_such_tool", {}),
-  };
+  const exercised = await exercise(client);
   const out = {
     ok: true,
     protocolVersion: transport.protocolVersion ?? null,
     sessionId: transport.sessionId ?? null,
     serverInfo: client.getServerVersion() ?? null,
     instructions: client.getInstructions() ?? null,
-    tools: listed.tools.map((t) => t.name),
-    titles: listed.tools.map((t) => t.title ?? null),
-    calls,
+    ...exercised,
   };
   await client.ping();
   await transport.terminateSession();

@@ -77,6 +77,13 @@ std::string stringAt(const json::object& o, const char* key) {
   return it != o.end() && it->value().is_string() ? std::string(it->value().as_string()) : "";
 }
 
+// A string field of the JSON object a `--json` command printed ("" when absent).
+std::string jsonField(const std::string& out, const char* key) {
+  boost::system::error_code ec;
+  json::value v = json::parse(out, ec);
+  return !ec && v.is_object() ? stringAt(v.as_object(), key) : std::string();
+}
+
 bool boolAt(const json::object& o, const char* key, bool otherwise) {
   auto it = o.find(key);
   return it != o.end() && it->value().is_bool() ? it->value().as_bool() : otherwise;
@@ -669,8 +676,8 @@ TEST_F(RealClaudeTest, SeatRepliesThroughItsShoalDmTool) {
 
   const std::string ask =
       R"(please answer tester: CALL_TOOL shoal_dm {"to":"local.tester","text":"pong from claude"})";
-  CliRun sent =
-      shoalLong({"send", "dm", "Claude Real", ask, "--wait", "surfaced=90"}, seconds(120));
+  CliRun sent = shoalLong({"send", "dm", "Claude Real", ask, "--wait", "surfaced=90", "--json"},
+                          seconds(120));
   const std::string runtimeLog = workdir + "/.shoal/runtime.log";
   ASSERT_EQ(sent.code, 0) << sent.out << sent.err << "\nruntime.log:\n" << readText(runtimeLog);
   EXPECT_TRUE(outputShows(*tester, "pong from claude", seconds(90)))
@@ -682,6 +689,44 @@ TEST_F(RealClaudeTest, SeatRepliesThroughItsShoalDmTool) {
   // The tool's receipt went back to the model (its next request carried the tool result).
   EXPECT_TRUE(testing::eventually([&] { return fakeModelSaw("sent: stored seq"); }, seconds(60)))
       << readText(fakeLog_);
+
+  // Visible-reply settlement: that DM came from the person at the CLI, and the answer went to
+  // tester — so its wake closes without a visible reply. A second DM answered to its sender
+  // closes `replied`, naming the reply.
+  auto wakeResult = [&](const std::string& messageId) -> std::optional<boost::json::object> {
+    CliRun events = shoal({"seat", "events", "Claude Real", "--json", "--limit", "200"});
+    boost::system::error_code ec;
+    auto v = boost::json::parse(events.out, ec);
+    if (ec || !v.is_array()) return std::nullopt;
+    for (const auto& e : v.as_array()) {
+      if (e.at("kind") == "wake-result" && e.at("message") == messageId.c_str())
+        return e.as_object();
+    }
+    return std::nullopt;
+  };
+  const std::string firstId = jsonField(sent.out, "id");
+  const std::string me = jsonField(sent.out, "from");
+  ASSERT_FALSE(firstId.empty()) << sent.out;
+  std::optional<boost::json::object> first;
+  ASSERT_TRUE(
+      testing::eventually([&] { return (first = wakeResult(firstId)).has_value(); }, seconds(60)));
+  EXPECT_EQ(first->at("result"), "completed_without_visible_reply");
+
+  const std::string answerMe =
+      R"(please answer me: CALL_TOOL shoal_dm {"to":")" + me + R"(","text":"pong to you"})";
+  CliRun second = shoalLong(
+      {"send", "dm", "Claude Real", answerMe, "--wait", "surfaced=90", "--json"}, seconds(120));
+  ASSERT_EQ(second.code, 0) << second.out << second.err;
+  const std::string secondId = jsonField(second.out, "id");
+  std::optional<boost::json::object> replied;
+  ASSERT_TRUE(testing::eventually([&] { return (replied = wakeResult(secondId)).has_value(); },
+                                  seconds(90)))
+      << "runtime.log:\n"
+      << readText(runtimeLog) << "\nfake model log:\n"
+      << readText(fakeLog_);
+  EXPECT_EQ(replied->at("result"), "replied");
+  EXPECT_EQ(replied->at("target"), ("peer:" + me).c_str());
+  EXPECT_FALSE(replied->at("replyId").as_string().empty());
 }
 
 }  // namespace

@@ -1,0 +1,41 @@
+// sdk_calls.mjs: the calls every SDK client script makes once connected, so the HTTP client
+// (sdk_client.mjs) and the stdio client (sdk_stdio_client.mjs) check exactly the same things.
+//
+// exercise(client) lists the tools and calls: echo {text}, echo {text, loud}, fail {}, boom {},
+// echo with an identity argument (`from`), echo with an undeclared argument, and an unknown tool
+// (a protocol error). It returns {tools:[names…], titles:[…], calls:{"<label>":
+// {"isError":bool,"text":…,"meta":{…}|null}|{"protocolError":{code,message}}}}.
+
+function summarize(result) {
+  const text = (result.content ?? [])
+    .filter((c) => c.type === "text")
+    .map((c) => c.text)
+    .join("\n");
+  return { isError: result.isError === true, text, meta: result._meta ?? null };
+}
+
+async function call(client, name, args) {
+  try {
+    return summarize(await client.callTool({ name, arguments: args }));
+  } catch (e) {
+    return { protocolError: { code: e.code ?? null, message: String(e.message ?? e) } };
+  }
+}
+
+export async function exercise(client) {
+  const listed = await client.listTools();
+  const calls = {
+    echo: await call(client, "echo", { text: "hello from the sdk" }),
+    echoLoud: await call(client, "echo", { text: "quiet", loud: true }),
+    fail: await call(client, "fail", {}),
+    boom: await call(client, "boom", {}),
+    identity: await call(client, "echo", { text: "x", from: "mallory" }),
+    undeclared: await call(client, "echo", { text: "x", colour: "red" }),
+    unknownTool: await call(client, "no_such_tool", {}),
+  };
+  return {
+    tools: listed.tools.map((t) => t.name),
+    titles: listed.tools.map((t) => t.title ?? null),
+    calls,
+  };
+}
