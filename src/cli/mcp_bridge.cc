@@ -33,10 +33,6 @@ std::string lower(std::string_view s) {
   return out;
 }
 
-Status badConfig(std::string_view why) {
-  return invalidArgument("bad-mcp-config", fmt::format("not a usable MCP client config: {}", why));
-}
-
 json::object errorResponse(const json::value& id, int code, std::string message,
                            int httpStatus = 0) {
   json::object error{{"code", code}, {"message", std::move(message)}};
@@ -134,7 +130,7 @@ std::string exchangeFailure(const Status& status) {
 std::vector<json::value> bodyMessages(const HttpReply& reply) {
   std::vector<std::string> pieces;
   if (lower(reply.header("Content-Type")).rfind("text/event-stream", 0) == 0) {
-    pieces = sseEventData(reply.body);
+    pieces = mcp::sseEventData(reply.body);
   } else if (!trim(reply.body).empty()) {
     pieces.emplace_back(reply.body);
   }
@@ -153,102 +149,6 @@ std::vector<json::value> bodyMessages(const HttpReply& reply) {
 }
 
 }  // namespace
-
-Result<McpEndpoint> parseMcpClientConfig(std::string_view text) {
-  boost::system::error_code ec;
-  json::value v = json::parse(text, ec);
-  if (ec) return badConfig("it is not JSON (" + ec.message() + ")");
-  const json::value* servers = v.is_object() ? v.as_object().if_contains("mcpServers") : nullptr;
-  if (servers == nullptr || !servers->is_object()) return badConfig("no `mcpServers` object");
-  const json::object& all = servers->as_object();
-  const json::value* server = all.if_contains("shoal");
-  if (server == nullptr && all.size() == 1) server = &all.begin()->value();
-  if (server == nullptr) {
-    return badConfig(all.empty() ? "`mcpServers` is empty"
-                                 : "`mcpServers` has no `shoal` server and more than one other");
-  }
-  if (!server->is_object()) return badConfig("the server entry is not an object");
-  const json::object& s = server->as_object();
-  if (const json::value* type = s.if_contains("type"); type != nullptr) {
-    std::string t = type->is_string() ? std::string(type->as_string()) : "";
-    if (t != "http" && t != "streamable-http" && t != "streamableHttp") {
-      return badConfig("the server's type is `" + t +
-                       "`; shoal mcp bridges an http (Streamable HTTP) server");
-    }
-  }
-  const json::value* url = s.if_contains("url");
-  if (url == nullptr || !url->is_string()) {
-    return badConfig(s.contains("command") ? "the server is a stdio server (a `command`), not http"
-                                           : "the server has no `url`");
-  }
-  McpEndpoint out;
-  out.url = std::string(url->as_string());
-  if (auto parsed = parseHttpUrl(out.url); !parsed.isOk()) {
-    return badConfig(parsed.status().message());
-  }
-  if (const json::value* headers = s.if_contains("headers"); headers != nullptr) {
-    if (!headers->is_object()) return badConfig("`headers` is not an object");
-    for (const auto& [name, value] : headers->as_object()) {
-      if (!value.is_string()) {
-        return badConfig("header `" + std::string(name) + "` is not a string");
-      }
-      out.headers.push_back(HttpHeader{std::string(name), std::string(value.as_string())});
-    }
-  }
-  return out;
-}
-
-Result<McpEndpoint> readMcpClientConfig(FileSystem& fs, const std::string& path) {
-  auto text = fs.readFile(path);
-  if (!text.isOk()) {
-    if (text.status().code() == StatusCode::kNotFound) {
-      return notFound("no-mcp-config", "no MCP client config at " + path);
-    }
-    return text.status().withContext("reading " + path);
-  }
-  auto endpoint = parseMcpClientConfig(*text);
-  if (!endpoint.isOk()) return endpoint.status().withContext(path);
-  return endpoint;
-}
-
-std::vector<std::string> sseEventData(std::string_view body) {
-  std::vector<std::string> events;
-  std::string data;
-  bool hasData = false;
-  auto dispatch = [&] {
-    if (hasData && !data.empty()) events.push_back(data);
-    data.clear();
-    hasData = false;
-  };
-  size_t pos = 0;
-  while (pos <= body.size()) {
-    size_t end = body.find_first_of("\r\n", pos);
-    std::string_view line =
-        body.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
-    if (end == std::string_view::npos) {
-      pos = body.size() + 1;
-    } else {
-      // CRLF, LF and CR all end a line (the SSE grammar).
-      pos = end + ((body[end] == '\r' && end + 1 < body.size() && body[end + 1] == '\n') ? 2 : 1);
-    }
-    if (line.empty()) {
-      if (end != std::string_view::npos) dispatch();
-      continue;
-    }
-    if (line.front() == ':') continue;  // a comment
-    size_t colon = line.find(':');
-    std::string_view field = line.substr(0, colon);
-    std::string_view value = colon == std::string_view::npos ? "" : line.substr(colon + 1);
-    if (!value.empty() && value.front() == ' ') value.remove_prefix(1);
-    if (field == "data") {
-      if (hasData) data += '\n';
-      data += value;
-      hasData = true;
-    }
-  }
-  dispatch();  // a last event without its blank line (a body that just ends)
-  return events;
-}
 
 McpBridge::McpBridge(McpEndpoint endpoint, HttpSend send)
     : endpoint_(std::move(endpoint)), send_(std::move(send)) {}

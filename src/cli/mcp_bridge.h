@@ -36,7 +36,8 @@
 
 #include "base/file_system.h"
 #include "base/result.h"
-#include "cli/http_client.h"
+#include "mcp/client_config.h"
+#include "mcp/http_client.h"
 
 namespace shoal::cli {
 
@@ -44,22 +45,10 @@ namespace shoal::cli {
 // did not answer the request.
 inline constexpr int kBridgeErrorCode = -32000;
 
-// The endpoint an MCP client config names.
-struct McpEndpoint {
-  std::string url;
-  std::vector<HttpHeader> headers;  // sent with every request (e.g. Authorization)
-};
-
-// Reads an MCP client config, `{"mcpServers":{NAME:{"type":"http","url":…,"headers":{…}}}}`
-// as a seat writes it to <cwd>/.shoal/mcp.json: the server named `shoal`, or the only one.
-// kNotFound `no-mcp-config` (no such file), kInvalidArgument `bad-mcp-config` naming what is
-// wrong (not JSON, no server, a stdio server, no http url, a header that is not a string).
-Result<McpEndpoint> parseMcpClientConfig(std::string_view text);
-Result<McpEndpoint> readMcpClientConfig(FileSystem& fs, const std::string& path);
-
-// The `data` of each event in a text/event-stream body, in order (multi-line data joined with
-// "\n"; events with no or empty data — comments, priming events — skipped).
-std::vector<std::string> sseEventData(std::string_view body);
+using mcp::HttpCall;
+using mcp::HttpHeader;
+using mcp::HttpReply;
+using mcp::McpEndpoint;
 
 // One HTTP exchange with the endpoint (HttpClient::send in production, a fake in tests).
 using HttpSend = std::function<Result<HttpReply>(const HttpCall&)>;

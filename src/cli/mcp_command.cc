@@ -20,13 +20,14 @@
 
 #include "base/log.h"
 #include "cli/command.h"
-#include "cli/http_client.h"
 #include "cli/mcp_bridge.h"
 #include "cli/mesh_target.h"
 #include "cli/output.h"
 #include "cli/seat_id.h"
 #include "cli/signal_wait.h"
 #include "daemon/control_socket.h"
+#include "mcp/client_config.h"
+#include "mcp/http_client.h"
 
 namespace shoal::cli {
 namespace {
@@ -98,7 +99,7 @@ int runMcp(const McpArgs& args) {
     (void)printFailure(what, path.status());
     return kNoEndpointExit;
   }
-  auto endpoint = readMcpClientConfig(FileSystem::posix(), *path);
+  auto endpoint = mcp::readMcpClientConfig(FileSystem::posix(), *path);
   if (!endpoint.isOk()) {
     (void)printFailure(what, endpoint.status());
     return kNoEndpointExit;
@@ -114,9 +115,9 @@ int runMcp(const McpArgs& args) {
     if (!stopping) stopping = waitForStopSignal(std::chrono::milliseconds(0)).has_value();
     return stopping;
   };
-  HttpClientOptions options;
+  mcp::HttpClientOptions options;
   options.cancelled = [&] { return !finishing && stopRequested(); };
-  auto client = HttpClient::forUrl(endpoint->url, options);
+  auto client = mcp::HttpClient::forUrl(endpoint->url, options);
   if (!client.isOk()) {
     (void)printFailure(what, client.status().withContext(*path));
     return kNoEndpointExit;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <csignal>
 #include <functional>
+#include <stdexcept>
 #include <thread>
 
 #include <boost/asio/connect.hpp>
@@ -159,9 +160,8 @@ class ClaudeSeatTest : public shoal::testing::ManagedSpaceTest {
   // The seat's MCP endpoint, as its runtime would reach it (the config the seat wrote).
   mcp::Client mcpClient() {
     auto c = mcp::Client::fromConfigFile(profile().cwd + "/.shoal/mcp.json");
-    EXPECT_TRUE(c.isOk()) << c.status().toString();
-    mcp::Client client =
-        c.isOk() ? std::move(c).value() : mcp::Client("http://127.0.0.1:1/mcp", "x");
+    if (!c.isOk()) throw std::runtime_error("no MCP client: " + c.status().toString());
+    mcp::Client client = std::move(c).value();
     auto init = client.initialize();
     EXPECT_TRUE(init.isOk()) << init.status().toString();
     return client;
@@ -188,7 +188,7 @@ class StalledCall {
   StalledCall(const mcp::Client& session, const std::string& body) : socket_(io_) {
     namespace asio = boost::asio;
     namespace http = boost::beast::http;
-    const std::string rest = session.url().substr(7);  // http://HOST:PORT/mcp
+    const std::string rest = session.endpoint().url.substr(7);  // http://HOST:PORT/mcp
     const std::string authority = rest.substr(0, rest.find('/'));
     const auto colon = authority.rfind(':');
     socket_.open(asio::ip::tcp::v4());
@@ -198,7 +198,8 @@ class StalledCall {
                                 static_cast<uint16_t>(std::stoi(authority.substr(colon + 1)))));
     http::request<http::string_body> req(http::verb::post, "/mcp", 11);
     req.set("Host", authority);
-    req.set("Authorization", "Bearer " + session.bearerToken());
+    for (const auto& h : session.endpoint().headers)
+      req.set(h.name, h.value);  // the bearer token
     req.set("Content-Type", "application/json");
     req.set("Accept", "application/json");
     req.set("Mcp-Session-Id", session.sessionId());

@@ -1,17 +1,19 @@
-// Client: a small synchronous MCP client over Streamable HTTP — one session against one
-// endpoint, for Shoal's own callers (the tests that play a runtime against a seat, tools that
-// talk to a seat's endpoint). Not a general SDK: no server-initiated messages, no resumption.
+// Client: a synchronous MCP client over Streamable HTTP — one session against one endpoint, for
+// Shoal's own callers: the tests that play a runtime against a seat, and the demo agent, which
+// answers on the mesh through its seat's tools. Not a general SDK: no server-initiated messages,
+// no resumption. (`shoal mcp`, the stdio bridge, relays raw messages: cli/mcp_bridge.h.)
 //
-//   auto c = Client::fromConfigFile("<seat cwd>/.shoal/mcp.json");   // or Client(url, token)
-//   c->initialize();                         // negotiates, keeps Mcp-Session-Id + the version
-//   auto r = c->callTool("shoal_dm", {{"to","alice"},{"text","hi"}});  // the tools/call result
+//   auto c = Client::fromConfigFile(getenv("SHOAL_MCP_CONFIG"));  // <cwd>/.shoal/mcp.json
+//   c->initialize();      // negotiates; keeps Mcp-Session-Id and the version for later requests
+//   auto r = c->callTool("shoal_dm", {{"to", "alice"}, {"text", "hi"}});  // the CallToolResult
 //
-// Each request is one HTTP/1.1 POST on a fresh loopback connection, with the bearer token,
-// `Accept: application/json, text/event-stream`, and after initialize the session id and
-// `MCP-Protocol-Version`. A JSON or an SSE (`data:` lines) response body is accepted.
-// Errors: kUnavailable `mcp-unreachable` (connect/IO), kFailedPrecondition `mcp-http-<status>`
-// (a non-2xx answer, its body in the message), kInternal `mcp-bad-response` (not JSON-RPC),
-// kAborted `mcp-rpc-error` (a JSON-RPC error response: its code and message).
+// Each request is one POST (mcp/http_client.h: a fresh connection, never retried) with the
+// endpoint's headers (the bearer token), `Content-Type: application/json`,
+// `Accept: application/json, text/event-stream`, and after initialize `Mcp-Session-Id` and
+// `MCP-Protocol-Version`. A JSON or SSE response body is accepted.
+// Errors: those of HttpClient (unreachable, timeout …); kFailedPrecondition `mcp-http-<status>`
+// (a non-2xx answer, its body in the message); kInternal `mcp-bad-response` (not JSON-RPC);
+// kAborted `mcp-rpc-error` (a JSON-RPC error: its code and message).
 //
 // Thread safety: one thread at a time per Client.
 #pragma once
@@ -22,16 +24,16 @@
 #include <boost/json/object.hpp>
 
 #include "base/result.h"
+#include "mcp/client_config.h"
+#include "mcp/http_client.h"
 
 namespace shoal::mcp {
 
 class Client {
  public:
-  Client(std::string url, std::string bearerToken);
-
-  // The `shoal` server of an MCP client config file
-  // ({"mcpServers":{"shoal":{"url":…,"headers":{"Authorization":"Bearer …"}}}}), as a seat
-  // writes it. kNotFound / kInvalidArgument `bad-mcp-config` name what is missing.
+  // kInvalidArgument `bad-url` for an endpoint URL HttpClient cannot reach.
+  static Result<Client> connect(McpEndpoint endpoint);
+  // The endpoint of an MCP client config file (mcp/client_config.h).
   static Result<Client> fromConfigFile(const std::string& path);
 
   // initialize + notifications/initialized. Returns the InitializeResult.
@@ -44,26 +46,17 @@ class Client {
   // The text of a CallToolResult's text content items, joined by newlines.
   static std::string textOf(const boost::json::object& callResult);
 
-  const std::string& url() const { return url_; }
-  const std::string& bearerToken() const { return token_; }
+  const McpEndpoint& endpoint() const { return endpoint_; }
   const std::string& sessionId() const { return sessionId_; }
   const std::string& protocolVersion() const { return version_; }
 
-  struct HttpReply {
-    int status = 0;
-    std::string contentType;
-    std::string sessionId;  // Mcp-Session-Id, when sent
-    std::string body;
-  };
-  // One raw POST of `body` with the session's headers.
+ private:
+  Client(McpEndpoint endpoint, HttpClient http)
+      : endpoint_(std::move(endpoint)), http_(std::move(http)) {}
   Result<HttpReply> post(const std::string& body);
 
- private:
-  std::string url_;
-  std::string token_;
-  std::string host_;
-  std::string port_;
-  std::string target_;
+  McpEndpoint endpoint_;
+  HttpClient http_;
   std::string sessionId_;
   std::string version_;
   int64_t nextId_ = 1;

@@ -1,6 +1,6 @@
-// HttpClient: a small synchronous HTTP/1.1 client for one plain-http URL — what `shoal mcp`
-// uses to reach a seat's MCP endpoint on 127.0.0.1 (cli/mcp_bridge.h). Not a general client:
-// no TLS, no redirects, no proxies, no connection reuse.
+// HttpClient: a small synchronous HTTP/1.1 client for one plain-http URL — what mcp::Client
+// and `shoal mcp` (cli/mcp_bridge.h) use to reach a seat's MCP endpoint on 127.0.0.1. Not a general
+// client: no TLS, no redirects, no proxies, no connection reuse.
 //
 // Each send() opens a fresh TCP connection, writes one request (`Host` from the URL,
 // `Connection: close`), reads the whole response and closes. A fresh connection per request
@@ -31,7 +31,7 @@
 
 #include "base/result.h"
 
-namespace shoal::cli {
+namespace shoal::mcp {
 
 struct HttpHeader {
   std::string name;
@@ -63,6 +63,10 @@ struct HttpUrl {
   std::string hostHeader;
 };
 
+// The `data` of each event in a text/event-stream body, in order (multi-line data joined with
+// "\n"; events with no or empty data — comments, priming events — skipped).
+std::vector<std::string> sseEventData(std::string_view body);
+
 // kInvalidArgument `bad-url` naming what is wrong (https is refused: seats serve plain http on
 // loopback).
 Result<HttpUrl> parseHttpUrl(std::string_view url);
@@ -91,4 +95,4 @@ class HttpClient {
   HttpClientOptions options_;
 };
 
-}  // namespace shoal::cli
+}  // namespace shoal::mcp

@@ -1,4 +1,4 @@
-#include "cli/http_client.h"
+#include "mcp/http_client.h"
 
 #include <algorithm>
 #include <cctype>
@@ -11,7 +11,7 @@
 #include <boost/beast/http.hpp>
 #include <fmt/format.h>
 
-namespace shoal::cli {
+namespace shoal::mcp {
 namespace {
 
 namespace asio = boost::asio;
@@ -234,4 +234,43 @@ Result<HttpReply> HttpClient::send(const HttpCall& call) const {
   return reply;
 }
 
-}  // namespace shoal::cli
+std::vector<std::string> sseEventData(std::string_view body) {
+  std::vector<std::string> events;
+  std::string data;
+  bool hasData = false;
+  auto dispatch = [&] {
+    if (hasData && !data.empty()) events.push_back(data);
+    data.clear();
+    hasData = false;
+  };
+  size_t pos = 0;
+  while (pos <= body.size()) {
+    size_t end = body.find_first_of("\r\n", pos);
+    std::string_view line =
+        body.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
+    if (end == std::string_view::npos) {
+      pos = body.size() + 1;
+    } else {
+      // CRLF, LF and CR all end a line (the SSE grammar).
+      pos = end + ((body[end] == '\r' && end + 1 < body.size() && body[end + 1] == '\n') ? 2 : 1);
+    }
+    if (line.empty()) {
+      if (end != std::string_view::npos) dispatch();
+      continue;
+    }
+    if (line.front() == ':') continue;  // a comment
+    size_t colon = line.find(':');
+    std::string_view field = line.substr(0, colon);
+    std::string_view value = colon == std::string_view::npos ? "" : line.substr(colon + 1);
+    if (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+    if (field == "data") {
+      if (hasData) data += '\n';
+      data += value;
+      hasData = true;
+    }
+  }
+  dispatch();  // a last event without its blank line (a body that just ends)
+  return events;
+}
+
+}  // namespace shoal::mcp
