@@ -26,7 +26,7 @@ run: build
 	@scripts/demo-seats build/apps
 	@$(SHOAL) status
 	@$(SHOAL) daemon status
-	@echo "→ try: $(SHOAL) send dm \"Demo Ada\" \"hello\" --wait surfaced   (then: $(SHOAL) down)"
+	@echo "→ try: $(SHOAL) send dm \"Demo Ada\" \"hello\" --wait surfaced   then: $(SHOAL) ps   (stop: $(SHOAL) down)"
 
 down: build
 	@$(SHOAL) down

@@ -1,9 +1,9 @@
 // shoal-demo-agent: A SCRIPTED DEMO AGENT, NOT AN AI. It lets you watch a Shoal seat work
 // (deliveries in, turns, receipts) without installing or paying for a real agent runtime.
 // It never reads files or runs commands: every answer is one fixed-form line summarising what it
-// was handed, and — when its seat gave it the shoal tools (`$SHOAL_MCP_CONFIG`) — a one-line
-// reply to each direct message or job, sent with the seat's `shoal_dm` tool so the sender
-// hears back on the mesh (and the seat's wake closes `replied`).
+// was handed and, when its seat gave it the shoal tools ($SHOAL_MCP_CONFIG or --mcp-config),
+// a one-line reply to each direct message or job, sent with the seat's `shoal_dm` tool so the
+// sender hears back on the mesh (and the seat's wake closes `replied`).
 //
 // It speaks the Claude Code CLI's headless stream-json protocol (design/runtimes.md §A), so a
 // seat profile runs it where it would run `claude`:
@@ -171,11 +171,18 @@ void replyOnTheMesh(shoal::mcp::Client* seat, const std::string& name, const std
   }
 }
 
-// The seat's shoal tools, when it gave them ($SHOAL_MCP_CONFIG); null otherwise.
-std::unique_ptr<shoal::mcp::Client> seatTools() {
-  const char* path = std::getenv("SHOAL_MCP_CONFIG");
-  if (path == nullptr || *path == '\0') return nullptr;
-  auto client = shoal::mcp::Client::fromConfigFile(path);
+// The seat's shoal tools, when it gave them: `$SHOAL_MCP_CONFIG`, else the first --mcp-config
+// (a file, or the JSON itself, as Claude takes it). Null when there are none.
+std::unique_ptr<shoal::mcp::Client> seatTools(const std::vector<std::string>& mcpConfigs) {
+  std::string source;
+  if (const char* env = std::getenv("SHOAL_MCP_CONFIG"); env != nullptr) source = env;
+  if (source.empty() && !mcpConfigs.empty()) source = mcpConfigs.front();
+  if (source.empty()) return nullptr;
+  auto endpoint = source.front() == '{'
+                      ? shoal::mcp::parseMcpClientConfig(source)
+                      : shoal::mcp::readMcpClientConfig(shoal::FileSystem::posix(), source);
+  auto client = endpoint.isOk() ? shoal::mcp::Client::connect(std::move(endpoint).value())
+                                : shoal::Result<shoal::mcp::Client>(endpoint.status());
   if (!client.isOk()) {
     fmt::print(stderr, "shoal-demo-agent: no shoal tools: {}\n", client.status().toString());
     return nullptr;
@@ -273,7 +280,7 @@ int main(int argc, char** argv) {
         }
         if (!toolsTried) {
           toolsTried = true;
-          tools = seatTools();
+          tools = seatTools(parsed.args.mcpConfigs);
         }
         replyOnTheMesh(tools.get(), name, input.content);
         demo::TurnResult result;

@@ -308,7 +308,7 @@ Result<std::string> DaemonService::handle(const ControlRequest& request) {
                                 "seat " + id.dotForm() + " serves no MCP endpoint: " + why +
                                     " (`shoal seat start " + id.dotForm() + "` runs it)");
     }
-    const std::string config = it->second->profile().cwd + "/.shoal/mcp.json";
+    const std::string config = it->second->mcpConfigPath();
     if (::access(config.c_str(), R_OK) != 0) {
       return failedPrecondition("no-mcp-config", "seat " + id.dotForm() + " is open but " + config +
                                                      " is missing or unreadable");

@@ -187,6 +187,7 @@ class Seat::Impl {
   }
   SeatSnapshot snapshot() const;
   std::string runtimeLogPath() const { return profile_.cwd + "/.shoal/runtime.log"; }
+  const std::string& mcpConfigPath() const { return mcpConfigPath_; }
   // shoal_inbox (any thread but the gate).
   mcp::ToolResult inboxPage(size_t limit);
   // A visible reply the runtime sent through a tool (any thread).
@@ -1641,6 +1642,9 @@ const SeatProfile& Seat::profile() const {
 }
 std::string Seat::runtimeLogPath() const {
   return impl_->runtimeLogPath();
+}
+std::string Seat::mcpConfigPath() const {
+  return impl_->mcpConfigPath();
 }
 SeatSnapshot Seat::snapshot() const {
   return impl_->snapshot();

@@ -151,6 +151,8 @@ class Seat {
 
   const SeatProfile& profile() const;
   std::string runtimeLogPath() const;
+  // The seat's MCP client config (`<cwd>/.shoal/mcp.json`, 0600): its endpoint and token.
+  std::string mcpConfigPath() const;
   SeatSnapshot snapshot() const;
 
   class Impl;
