@@ -723,5 +723,68 @@ TEST_F(ClaudeSeatTest, QuietChannelsWaitForTheInboxAndMutedOnesAreDropped) {
   EXPECT_TRUE(bad->at("isError").as_bool());
 }
 
+// Attention × traffic (seed 000 "Attention"): what reaches the runtime by itself in each mode.
+TEST_F(ClaudeSeatTest, AttentionDecidesWhatChannelTrafficReachesTheRuntime) {
+  SeatProfile p = profile();
+  p.channels = {"general"};
+  auto seat = open(p);
+  ASSERT_NE(seat, nullptr);
+  mcp::Client client = mcpClient();
+  auto setAttention = [&](const char* mode) {
+    auto r = client.callTool("shoal_status", {{"attention", mode}});
+    ASSERT_TRUE(r.isOk()) << r.status().toString();
+    ASSERT_FALSE(r->at("isError").as_bool()) << mcp::Client::textOf(*r);
+  };
+  auto post = [&](const std::string& text, std::vector<std::string> mentions = {}) {
+    auto posted = alice_->post("general", text, mentions);
+    ASSERT_TRUE(posted.isOk()) << posted.status().toString();
+  };
+  auto turns = [&] { return seat->snapshot().counters.turns; };
+
+  // open: an ambient post starts a turn by itself.
+  post("ambient OPEN_MARK");
+  ASSERT_TRUE(eventually([&] { return inputsWith("OPEN_MARK") == 1; }));
+  ASSERT_TRUE(eventually([&] { return turns() == 1; }));
+
+  // dnd: an ambient post waits; the turn the next DM starts carries it.
+  setAttention("dnd");
+  post("ambient DND_MARK");
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().queued == 1; }));
+  EXPECT_EQ(inputsWith("DND_MARK"), 0u);
+  send("a dm DND_DM");
+  ASSERT_TRUE(eventually([&] { return inputsWith("DND_DM") == 1; }));
+  auto inputs = fakeLines("input");
+  EXPECT_NE(inputs.back().content.find("DND_MARK"), std::string::npos) << inputs.back().content;
+  EXPECT_EQ(inputsWith("DND_MARK"), 1u);
+  ASSERT_TRUE(eventually([&] { return turns() == 2; }));
+
+  // focus: ambient waits for an inbox page even through a DM's turn; a mention arrives.
+  setAttention("focus");
+  post("ambient FOCUS_MARK");
+  post("for you FOCUS_MENTION", {"local.reviewer"});
+  ASSERT_TRUE(eventually([&] { return inputsWith("FOCUS_MENTION") == 1; }));
+  ASSERT_TRUE(eventually([&] { return turns() == 3; }));
+  send("a dm FOCUS_DM");
+  ASSERT_TRUE(eventually([&] { return inputsWith("FOCUS_DM") == 1; }));
+  ASSERT_TRUE(eventually([&] { return turns() == 4; }));
+  EXPECT_EQ(inputsWith("FOCUS_MARK"), 0u);
+  EXPECT_EQ(seat->snapshot().queued, 1u);
+  // Presence mirrors it, as advice to peers.
+  EXPECT_TRUE(eventually([&] {
+    for (const auto& row : alice_->roster().rows) {
+      if (row.id == "local.reviewer") return row.presence.attention == wire::Attention::kFocus;
+    }
+    return false;
+  }));
+  auto page = client.callTool("shoal_inbox", {});
+  ASSERT_TRUE(page.isOk());
+  EXPECT_NE(mcp::Client::textOf(*page).find("FOCUS_MARK"), std::string::npos);
+
+  // A bad mode is the model's error to fix, not a protocol error.
+  auto bad = client.callTool("shoal_status", {{"attention", "asleep"}});
+  ASSERT_TRUE(bad.isOk());
+  EXPECT_TRUE(bad->at("isError").as_bool());
+}
+
 }  // namespace
 }  // namespace shoal::daemon

@@ -1,6 +1,7 @@
 #include "daemon/seat.h"
 
 #include <algorithm>
+#include <atomic>
 #include <csignal>
 #include <deque>
 #include <thread>
@@ -54,7 +55,11 @@ constexpr std::string_view kSessionSection = "runtime.session";
 constexpr milliseconds kReadyTimeout{60000};
 // The journal section holding per-channel attention: {"<channel>":"quiet"|"muted",…}.
 constexpr std::string_view kChannelModesSection = "attention.channels";
-// The journal `wake` class of a queued delivery only an inbox page may take (a quiet channel).
+// The journal `wake` class of a delivery (the record's `wake`): directed ones (dm, anycast,
+// channel-mention) always go out; ambient channel posts follow the attention mode; pull-only
+// ones (a quiet channel's posts, historical ambient) only an inbox page takes.
+constexpr std::string_view kAmbientWake = "channel";
+constexpr std::string_view kMentionWake = "channel-mention";
 constexpr std::string_view kPullOnlyWake = "channel-pull";
 // How long a retirement waits for inbox pages whose write outcome is not known yet.
 constexpr milliseconds kLeaseDrain{2000};
@@ -204,6 +209,12 @@ class Seat::Impl {
   mesh::HandlerVerdict admit(const mesh::Delivery& delivery);
   bool isFresh(const mesh::Delivery& delivery) const;
   bool isMention(const mesh::Delivery& delivery) const;
+
+ public:
+  // shoal_status attention (any thread): mirrored into presence; reset to open at each launch.
+  void setAttention(wire::Attention attention);
+
+ private:
   Status startMcp();
   void endLeftoverRuntime(const std::string& sectionJson);
   void count(uint64_t SeatCounters::*field, uint64_t n = 1) {
@@ -267,6 +278,7 @@ class Seat::Impl {
   std::string mcpConfigPath_;
   ReplyLedger ledger_;
   InboxLeases leases_;
+  std::atomic<wire::Attention> attention_{wire::Attention::kOpen};
   mutable Mutex modesMu_;
   std::map<std::string, std::string> channelModes_ SHOAL_GUARDED_BY(modesMu_);
   uint64_t dmWatermark_ = 0;    // DM_<space> last sequence when the seat attached
@@ -467,6 +479,8 @@ Status Seat::Impl::startMcp() {
   tools.setChannelMode = [this](const std::string& channel, const std::string& mode) {
     return setChannelMode(channel, mode);
   };
+  tools.setAttention = [this](wire::Attention a) { setAttention(a); };
+  tools.attention = [this] { return attention_.load(); };
   tools.channelModes = [this] {
     MutexLock lock(modesMu_);
     return channelModes_;
@@ -529,6 +543,10 @@ Status Seat::Impl::setChannelMode(const std::string& channel, const std::string&
                                            boost::json::serialize(value), std::nullopt})
           .status());
   channelModes_ = std::move(next);
+  std::optional<wire::ChannelMode> advisoryMode = wire::parseChannelMode(mode);
+  presence([channel, advisoryMode](mesh::PresencePublisher& p) {
+    p.setChannelMode(channel, advisoryMode);
+  });
   // Advisory, for the roster: what reaches this seat without a DM.
   std::string advisory;
   for (const auto& [c, m] : channelModes_)
@@ -537,6 +555,19 @@ Status Seat::Impl::setChannelMode(const std::string& channel, const std::string&
   log::info("seat {}: #{} is now {}{}", profile_.principal.dotForm(), channel, mode,
             advisory.empty() ? "" : " (" + advisory + ")");
   return Status::ok();
+}
+
+void Seat::Impl::setAttention(wire::Attention attention) {
+  attention_ = attention;
+  presence([attention](mesh::PresencePublisher& p) {
+    p.setAttention(attention == wire::Attention::kOpen ? std::nullopt
+                                                       : std::optional<wire::Attention>(attention));
+  });
+  log::info("seat {}: attention {}", profile_.principal.dotForm(), wire::attentionName(attention));
+  // Leaving focus or dnd may release ambient posts: the gate looks again.
+  GateEvent e;
+  e.kind = GateEvent::Kind::kAdmitted;  // no id: a dispatch pass
+  post(std::move(e));
 }
 
 bool Seat::Impl::isFresh(const mesh::Delivery& d) const {
@@ -560,15 +591,18 @@ mesh::HandlerVerdict Seat::Impl::admit(const mesh::Delivery& d) {
   op.target = d.message.from.id;
   op.wake = std::string(wire::deliveryKindName(d.kind));
   // Attention (shoal_channel_mode): a muted channel's posts are dropped on receipt, a quiet
-  // one's wait for an inbox page. A post that @mentions the seat is addressed to it: neither.
-  if (d.kind == wire::DeliveryKind::kChannel && !isMention(d)) {
+  // one's wait for an inbox page, and so does historical ambient traffic (seed 000 "Replay on
+  // join"). A post that @mentions the seat is addressed to it: none of these.
+  if (d.kind == wire::DeliveryKind::kChannel && isMention(d)) {
+    op.wake = std::string(kMentionWake);
+  } else if (d.kind == wire::DeliveryKind::kChannel) {
     const std::string mode = channelMode(d.message.routing.target);
     if (mode == "muted") {
       log::debug("seat {}: #{} is muted; dropped {}", profile_.principal.dotForm(),
                  d.message.routing.target, op.id);
       return mesh::HandlerVerdict::kAccepted;
     }
-    if (mode == "quiet") op.wake = std::string(kPullOnlyWake);
+    if (mode == "quiet" || d.historical) op.wake = std::string(kPullOnlyWake);
   }
   const std::string id = op.id;
   // A redelivered DM the journal no longer knows, whose sequence the seat admitted before (its
@@ -957,6 +991,9 @@ Status Seat::Impl::launch(const std::string& why) {
     }
   }
   leases_.open(generation);  // inbox pages are bound to this exact generation
+  if (attention_.exchange(wire::Attention::kOpen) != wire::Attention::kOpen) {
+    presence([](mesh::PresencePublisher& p) { p.setAttention(std::nullopt); });  // a new session
+  }
   // A driver with a readiness handshake accepts handoffs only once the runtime answered it.
   accepting_ = !driver_->needsReady();
   readyDeadline_.reset();
@@ -990,12 +1027,20 @@ bool Seat::Impl::dispatchOne() {
   // The owner bound (seed 004 §3.1): with this many replies outstanding, nothing more goes in
   // until a turn end settles them.
   if (tracksReplies && ledger_.full()) return false;
+  // Attention: ambient posts go out in `open`, ride along with directed ones in `dnd`, and
+  // wait for an inbox page in `focus`; directed deliveries always go out.
+  const wire::Attention attention = attention_.load();
   std::vector<journal::OwnershipRecord> queued;
+  bool directed = false;
   for (auto& record : journal_->view().live) {
     if (record.state != journal::OwnerState::kQueued) continue;
     if (record.wake == kPullOnlyWake) continue;  // only an inbox page takes it
+    const bool ambient = record.wake == kAmbientWake;
+    if (ambient && attention == wire::Attention::kFocus) continue;
+    directed = directed || !ambient;
     queued.push_back(std::move(record));
   }
+  if (!directed && attention == wire::Attention::kDnd) queued.clear();  // no turn for ambient
   if (queued.empty()) {
     foreground_.clear();
     return false;
@@ -1012,7 +1057,14 @@ bool Seat::Impl::dispatchOne() {
     stillForeground.push_back(id);
   }
   foreground_ = std::move(stillForeground);
-  if (chosen.empty()) chosen = std::move(queued);
+  if (chosen.empty()) {
+    chosen = std::move(queued);
+  } else if (attention == wire::Attention::kDnd) {
+    // Ambient posts held by dnd ride along with the turn something addressed to the seat starts.
+    for (auto& record : queued) {
+      if (record.wake == kAmbientWake) chosen.push_back(std::move(record));
+    }
+  }
 
   PresentationInput input;
   std::vector<journal::OwnershipRecord> rendered;

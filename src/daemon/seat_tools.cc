@@ -139,6 +139,13 @@ std::vector<mcp::ToolSpec> seatTools(SeatToolContext context) {
             fmt::format("\n{} other peer(s) present{}:", present,
                         roster.view.fresh ? "" : " (last known: the roster view is not current)");
         text += others.empty() ? " none." : others;
+        if (ctx->attention) {
+          text += fmt::format("\nYour attention: {}.", wire::attentionName(ctx->attention()));
+        }
+        if (ctx->channelModes) {
+          for (const auto& [channel, mode] : ctx->channelModes())
+            text += fmt::format(" #{} is {}.", channel, mode);
+        }
         if (ctx->queued) text += fmt::format("\nDeliveries waiting for you: {}.", ctx->queued());
         text +=
             "\nReply with shoal_dm (to a peer) or shoal_send (to a channel); local text you "
@@ -291,8 +298,15 @@ std::vector<mcp::ToolSpec> seatTools(SeatToolContext context) {
 
   tools.push_back(ToolSpec{
       "shoal_status", "Set my status",
-      "Set your presence: status idle | working | waiting, and a short activity line others see.",
+      "Set your presence: status idle | working | waiting, a short activity line others see, "
+      "and your attention: open (channel posts reach you), dnd (they wait until something "
+      "addressed to you starts your next turn), focus (they wait for shoal_inbox). Direct "
+      "messages, jobs and mentions always reach you. Attention resets to open when your "
+      "session restarts.",
       schema({{"status", stringProp("idle, working or waiting")},
+              {"attention", json::object{{"type", "string"},
+                                         {"enum", json::array{"open", "dnd", "focus"}},
+                                         {"description", "open, dnd or focus"}}},
               {"activity", stringProp("what you are doing, in a few words; empty clears it")}},
              {}),
       [ctx](const json::object& args) {
@@ -306,6 +320,13 @@ std::vector<mcp::ToolSpec> seatTools(SeatToolContext context) {
           if (!set.isOk()) return fail(set, "shoal_status");
           said += "status " + str(args, "status");
         }
+        if (args.contains("attention")) {
+          auto attention = wire::parseAttention(str(args, "attention"));
+          if (!attention) return ToolResult{"attention is open, dnd or focus", true, {}};
+          if (!ctx->setAttention) return ToolResult{"this seat has no attention setting", true, {}};
+          ctx->setAttention(*attention);
+          said += std::string(said.empty() ? "" : ", ") + "attention " + str(args, "attention");
+        }
         if (args.contains("activity")) {
           std::string activity = str(args, "activity");
           ctx->endpoint->setActivity(activity.empty() ? std::nullopt
@@ -313,7 +334,7 @@ std::vector<mcp::ToolSpec> seatTools(SeatToolContext context) {
           said += std::string(said.empty() ? "" : ", ") +
                   (activity.empty() ? "activity cleared" : "activity \"" + activity + "\"");
         }
-        if (said.empty()) return ToolResult{"pass status and/or activity", true, {}};
+        if (said.empty()) return ToolResult{"pass status, attention and/or activity", true, {}};
         return ok("set: " + said);
       }});
 

@@ -14,7 +14,8 @@
 //   shoal_anycast            {role, text}             work for whoever holds the role
 //   shoal_inbox              {limit?}                 a page of the deliveries waiting for me
 //                                                     (inbox receipts, seat.h / inbox_leases.h)
-//   shoal_status             {status?, activity?}     my presence: idle | working | waiting
+//   shoal_status             {status?, attention?, activity?}   my presence: idle | working |
+//                                                     waiting; attention open | dnd | focus
 //   shoal_channels           {}                       the channels I have joined, with modes
 //   shoal_channel_mode       {channel, mode}          normal | quiet (inbox only) | muted
 //   shoal_join / shoal_leave {channel}
@@ -23,8 +24,7 @@
 // Failures are tool errors (`isError`) with the reason and the remedy, so the model can act.
 // A shoal_dm / shoal_send that was stored settles the visible-reply obligations of its target
 // up to the frontier observed before sending (reply_ledger.h).
-//
-// Not built yet (issue 7): the global attention mode (open | dnd | focus) of shoal_status.
+
 //
 // Thread safety: the tools run on the MCP server's thread; every call they make on the
 // endpoint is thread-safe. Lifetime: the tools must not outlive `endpoint` (the seat stops its
@@ -40,6 +40,7 @@
 #include "base/status.h"
 #include "daemon/seat_profile.h"
 #include "mcp/tool.h"
+#include "wire/presence.h"
 
 namespace shoal::mesh {
 class Endpoint;
@@ -62,6 +63,9 @@ struct SeatToolContext {
   // Per-channel attention; unset: shoal_channel_mode is refused.
   std::function<Status(const std::string& channel, const std::string& mode)> setChannelMode;
   std::function<std::map<std::string, std::string>()> channelModes;
+  // Global attention (open | dnd | focus); unset: shoal_status refuses `attention`.
+  std::function<void(wire::Attention)> setAttention;
+  std::function<wire::Attention()> attention;
 };
 
 std::vector<mcp::ToolSpec> seatTools(SeatToolContext context);
