@@ -167,6 +167,19 @@ class ClaudeSeatTest : public shoal::testing::ManagedSpaceTest {
     return client;
   }
 
+  // A first DM starts a turn; behind it, 14 DMs of 15 kB wait queued — an inbox page of them is
+  // far more than the socket buffers hold, so its write stays open while the client does not
+  // read. Their ids (empty when they did not queue).
+  std::vector<std::string> queueBigDmsBehindATurn(Seat& seat) {
+    send("first FIRST_MARK");
+    if (!eventually([&] { return inputsWith("FIRST_MARK") == 1; })) return {};
+    std::vector<std::string> ids;
+    for (int i = 0; i < 14; ++i)
+      ids.push_back(send(std::string(15000, 'x') + " BIG_MARK " + std::to_string(i)));
+    if (!eventually([&] { return seat.snapshot().queued == 14; })) return {};
+    return ids;
+  }
+
   // The wake-result events of the seat, by message id.
   std::multimap<std::string, json::object> wakeResults() {
     std::multimap<std::string, json::object> out;
@@ -566,14 +579,8 @@ TEST_F(ClaudeSeatTest, HangUpMidResponseKeepsTheLeaseThenFailsWithoutReplay) {
     o.mcpSendBufferBytes = 4096;
   });
   ASSERT_NE(seat, nullptr);
-  send("first FIRST_MARK");
-  ASSERT_TRUE(eventually([&] { return inputsWith("FIRST_MARK") == 1; }));
-  // 14 × 15 kB: far more than the socket buffers hold, so the write is still going.
-  std::vector<std::string> ids;
-  for (int i = 0; i < 14; ++i)
-    ids.push_back(send(std::string(15000, 'x') + " BIG_MARK " + std::to_string(i)));
-  ASSERT_TRUE(eventually([&] { return seat->snapshot().queued == 14; }));
-
+  std::vector<std::string> ids = queueBigDmsBehindATurn(*seat);
+  ASSERT_EQ(ids.size(), 14u);
   mcp::Client client = mcpClient();
   StalledCall call(client, kInboxCall);
   ASSERT_TRUE(eventually([&] { return seat->snapshot().inboxLeases == 14; }));
@@ -608,13 +615,8 @@ TEST_F(ClaudeSeatTest, AReplacementProcessNeverReceivesTheOldAcknowledgement) {
     o.mcpSendBufferBytes = 4096;
   });
   ASSERT_NE(seat, nullptr);
-  send("first FIRST_MARK");
-  ASSERT_TRUE(eventually([&] { return inputsWith("FIRST_MARK") == 1; }));
-  std::vector<std::string> ids;
-  for (int i = 0; i < 14; ++i)
-    ids.push_back(send(std::string(15000, 'x') + " BIG_MARK " + std::to_string(i)));
-  ASSERT_TRUE(eventually([&] { return seat->snapshot().queued == 14; }));
-
+  std::vector<std::string> ids = queueBigDmsBehindATurn(*seat);
+  ASSERT_EQ(ids.size(), 14u);
   mcp::Client client = mcpClient();
   StalledCall call(client, kInboxCall);
   ASSERT_TRUE(eventually([&] { return seat->snapshot().inboxLeases == 14; }));
