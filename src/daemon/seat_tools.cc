@@ -1,11 +1,14 @@
 #include "daemon/seat_tools.h"
 
+#include <optional>
+
 #include <boost/json.hpp>
 #include <fmt/format.h>
 
 #include "base/clock.h"
 #include "daemon/reply_ledger.h"
 #include "mesh/endpoint.h"
+#include "wire/channel.h"
 #include "wire/presence.h"
 #include "wire/principal.h"
 
@@ -44,9 +47,30 @@ ToolResult ok(std::string text, json::object meta = {}) {
   return ToolResult{std::move(text), false, std::move(meta)};
 }
 
+// What a model can do next about a refusal, by its reason.
+std::string_view remedyFor(std::string_view reason) {
+  if (reason == "unknown-peer" || reason == "ambiguous-peer" || reason == "no-roster-view")
+    return " shoal_roster lists who is present, with their ids.";
+  if (reason == "not-joined") return " shoal_channels lists the channels you have joined.";
+  return "";
+}
+
 ToolResult fail(const Status& status, std::string_view doing) {
-  return ToolResult{
-      fmt::format("{} failed: {} ({})", doing, status.message(), status.reason()), true, {}};
+  return ToolResult{fmt::format("{} failed: {} ({}).{}", doing, status.message(), status.reason(),
+                                remedyFor(status.reason())),
+                    true,
+                    {}};
+}
+
+// A concrete channel name, or the tool error saying why not.
+std::optional<ToolResult> notAConcreteChannel(const std::string& channel) {
+  Status valid = wire::validateConcreteChannel(channel);
+  if (valid.isOk()) return std::nullopt;
+  return ToolResult{fmt::format("`{}` is not a channel you can use here: {} — name one concrete "
+                                "channel, e.g. team.backend (no wildcards)",
+                                channel, valid.message()),
+                    true,
+                    {}};
 }
 
 // "12s ago" / "3m ago" / "2h ago"; "" without a stamp.
@@ -192,6 +216,10 @@ std::vector<mcp::ToolSpec> seatTools(SeatToolContext context) {
                  // The frontier is read before sending: what surfaced later is not answered.
                  const std::string to = str(args, "to");
                  auto peer = ctx->endpoint->findPeer(to);
+                 const std::string self = ctx->profile.principal.dotForm();
+                 if ((peer.isOk() && peer->id == self) || to == self) {
+                   return ToolResult{"that is you: a message to yourself reaches nobody", true, {}};
+                 }
                  const std::string key = peer.isOk()                       ? peerTargetKey(peer->id)
                                          : wire::parsePrincipal(to).isOk() ? peerTargetKey(to)
                                                                            : std::string();
@@ -214,6 +242,8 @@ std::vector<mcp::ToolSpec> seatTools(SeatToolContext context) {
                                         {"description", "peer names or ids to @mention"}}}},
              {"text"}),
       [ctx](const json::object& args) {
+        if (str(args, "text").empty())
+          return ToolResult{"text is empty: nothing was sent", true, {}};
         std::string channel = str(args, "channel");
         if (channel.empty()) {
           auto joined = ctx->endpoint->channels();
@@ -246,6 +276,8 @@ std::vector<mcp::ToolSpec> seatTools(SeatToolContext context) {
       schema({{"role", stringProp("the role, e.g. reviewer")}, {"text", stringProp("the work")}},
              {"role", "text"}),
       [ctx](const json::object& args) {
+        if (str(args, "text").empty())
+          return ToolResult{"text is empty: nothing was sent", true, {}};
         auto sent = ctx->endpoint->ask(str(args, "role"), str(args, "text"));
         if (!sent.isOk()) return fail(sent.status(), "shoal_anycast");
         return ok(receiptText(*sent), receiptMeta(*sent));
@@ -286,7 +318,7 @@ std::vector<mcp::ToolSpec> seatTools(SeatToolContext context) {
           return ToolResult{"this seat has no attention settings", true, {}};
         const std::string channel = str(args, "channel");
         const std::string mode = str(args, "mode");
-        if (channel.empty()) return ToolResult{"channel is empty", true, {}};
+        if (auto bad = notAConcreteChannel(channel)) return *bad;
         Status set = ctx->setChannelMode(channel, mode);
         if (!set.isOk()) return fail(set, "shoal_channel_mode");
         return ok(fmt::format("#{} is now {}{}", channel, mode,
@@ -314,7 +346,11 @@ std::vector<mcp::ToolSpec> seatTools(SeatToolContext context) {
         if (args.contains("status")) {
           auto status = wire::parsePresenceStatus(str(args, "status"));
           if (!status || *status == wire::PresenceStatus::kOffline) {
-            return ToolResult{"status is idle, working or waiting", true, {}};
+            return ToolResult{
+                "status is idle, working or waiting (offline is not yours to set: the seat "
+                "goes offline when it stops)",
+                true,
+                {}};
           }
           Status set = ctx->endpoint->setStatus(*status);
           if (!set.isOk()) return fail(set, "shoal_status");
@@ -356,6 +392,7 @@ std::vector<mcp::ToolSpec> seatTools(SeatToolContext context) {
       "shoal_join", "Join a channel", "Join a channel to receive its posts.",
       schema({{"channel", stringProp("a concrete channel, e.g. team.backend")}}, {"channel"}),
       [ctx](const json::object& args) {
+        if (auto bad = notAConcreteChannel(str(args, "channel"))) return *bad;
         auto joined = ctx->endpoint->join(str(args, "channel"));
         if (!joined.isOk()) return fail(joined.status(), "shoal_join");
         return ok(joined->alreadyJoined ? "already joined #" + joined->channel

@@ -163,5 +163,31 @@ TEST_F(SeatToolsTest, StatusIsVisibleToPeersAndBadValuesAreRefused) {
   EXPECT_FALSE(call("shoal_connection_status").isError);
 }
 
+// What a model could trip on is refused with the next step: wildcards where one channel is
+// meant, empty texts, writing to itself, an unknown peer (pointing at shoal_roster).
+TEST_F(SeatToolsTest, MistakesAreRefusedWithTheNextStep) {
+  auto wildcard = call("shoal_join", R"({"channel":"team.>"})");
+  EXPECT_TRUE(wildcard.isError);
+  EXPECT_NE(wildcard.text.find("no wildcards"), std::string::npos) << wildcard.text;
+  EXPECT_TRUE(seat_->channels().empty());
+  auto modeWildcard = call("shoal_channel_mode", R"({"channel":"team.*","mode":"quiet"})");
+  EXPECT_TRUE(modeWildcard.isError) << modeWildcard.text;
+
+  EXPECT_TRUE(call("shoal_join", R"({"channel":"general"})").isError == false);
+  auto emptyPost = call("shoal_send", R"({"text":""})");
+  EXPECT_TRUE(emptyPost.isError);
+  EXPECT_NE(emptyPost.text.find("nothing was sent"), std::string::npos) << emptyPost.text;
+  auto emptyJob = call("shoal_anycast", R"({"role":"reviewer","text":""})");
+  EXPECT_TRUE(emptyJob.isError) << emptyJob.text;
+
+  auto self = call("shoal_dm", R"({"to":"local.reviewer","text":"hello me"})");
+  EXPECT_TRUE(self.isError);
+  EXPECT_NE(self.text.find("that is you"), std::string::npos) << self.text;
+  auto unknown = call("shoal_dm", R"({"to":"nobody","text":"hi"})");
+  EXPECT_TRUE(unknown.isError);
+  EXPECT_NE(unknown.text.find("shoal_roster lists who is present"), std::string::npos)
+      << unknown.text;
+}
+
 }  // namespace
 }  // namespace shoal::daemon

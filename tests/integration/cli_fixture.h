@@ -85,6 +85,7 @@ class CliTest : public ::testing::Test {
     opts.env = {{"HOME", home_->path()},
                 {"XDG_DATA_HOME", home_->join("data")},
                 {"XDG_STATE_HOME", home_->join("state")}};
+    opts.unsetEnv = {"SHOAL_MCP_CONFIG"};  // a seat's endpoint is named by arguments only
     opts.stdoutTarget = StdioTarget::appendTo(outPath);
     opts.stderrTarget = StdioTarget::appendTo(errPath);
     return opts;
@@ -117,16 +118,36 @@ class CliTest : public ::testing::Test {
   }
 
   CliRun shoal(std::vector<std::string> args) {
+    return runShoal(std::move(args), std::nullopt, std::chrono::seconds(60));
+  }
+
+  // `shoal <args>` with `input` on its stdin (through sh: Subprocess gives /dev/null).
+  CliRun shoalWithInput(std::vector<std::string> args, const std::string& input) {
+    return runShoal(std::move(args), input, std::chrono::seconds(60));
+  }
+
+  // Runs `shoal <args>` to its end (at most `bound`), with `input` on stdin when set.
+  CliRun runShoal(std::vector<std::string> args, const std::optional<std::string>& input,
+                  std::chrono::milliseconds bound) {
     std::string outPath = home_->join("out" + std::to_string(runs_));
-    std::string errPath = home_->join("err" + std::to_string(runs_++));
+    std::string errPath = home_->join("err" + std::to_string(runs_));
+    std::string inPath = home_->join("in" + std::to_string(runs_++));
     SpawnOptions opts = shoalSpawn(std::move(args), outPath, errPath);
+    if (input) {
+      EXPECT_TRUE(writeFileAtomically(FileSystem::posix(), inPath, *input).isOk());
+      std::vector<std::string> argv = {"/bin/sh", "-c",
+                                       "exec \"$0\" \"$@\" < \"$SHOAL_TEST_STDIN\""};
+      argv.insert(argv.end(), opts.argv.begin(), opts.argv.end());
+      opts.argv = argv;
+      opts.env.emplace_back("SHOAL_TEST_STDIN", inPath);
+    }
     CliRun run;
     auto child = Subprocess::spawn(opts);
     if (!child.isOk()) {
       ADD_FAILURE() << child.status().toString();
       return run;
     }
-    auto exit = child->wait(std::chrono::seconds(60));
+    auto exit = child->wait(bound);
     if (!exit.isOk()) {
       ADD_FAILURE() << "shoal did not finish: " << exit.status().toString();
       (void)child->terminate(std::chrono::seconds(1));

@@ -17,38 +17,7 @@ namespace {
 
 namespace json = boost::json;
 
-class CliMcpTest : public CliTest {
- protected:
-  // `shoal <args>` with `input` on its stdin (a file, through sh: Subprocess gives /dev/null).
-  CliRun shoalWithInput(std::vector<std::string> args, const std::string& input) {
-    const std::string inPath = home_->join("in" + std::to_string(runs_));
-    std::ofstream(inPath) << input;
-    const std::string outPath = home_->join("out" + std::to_string(runs_));
-    const std::string errPath = home_->join("err" + std::to_string(runs_++));
-    SpawnOptions opts = shoalSpawn(std::move(args), outPath, errPath);
-    std::vector<std::string> argv = {"/bin/sh", "-c", "exec \"$0\" \"$@\" < \"$SHOAL_TEST_STDIN\""};
-    argv.insert(argv.end(), opts.argv.begin(), opts.argv.end());
-    opts.argv = argv;
-    opts.env.emplace_back("SHOAL_TEST_STDIN", inPath);
-    opts.unsetEnv.push_back("SHOAL_MCP_CONFIG");
-    CliRun run;
-    auto child = Subprocess::spawn(opts);
-    if (!child.isOk()) {
-      ADD_FAILURE() << child.status().toString();
-      return run;
-    }
-    auto exit = child->wait(std::chrono::seconds(60));
-    if (!exit.isOk()) {
-      ADD_FAILURE() << "shoal mcp did not finish: " << exit.status().toString();
-      (void)child->terminate(std::chrono::seconds(1));
-      return run;
-    }
-    run.code = exit->exited ? exit->code : 128 + exit->signal;
-    run.out = FileSystem::posix().readFile(outPath).valueOr("");
-    run.err = FileSystem::posix().readFile(errPath).valueOr("");
-    return run;
-  }
-};
+class CliMcpTest : public CliTest {};
 
 std::vector<json::value> jsonLines(const std::string& out) {
   std::vector<json::value> lines;

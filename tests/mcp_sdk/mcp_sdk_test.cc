@@ -4,21 +4,20 @@
 // sdk_stdio_client.mjs makes the same calls over stdio through `shoal mcp --config` (the
 // bridge, cli/mcp_bridge.h), which relays them to the same kind of Server.
 //
-// The suite installs the SDK once per test process (install.sh is idempotent and serialises
-// parallel installs). Without node/npm the script exits 3 and every test skips, saying why.
+// The suite installs the SDK once per test process (sdk_harness.h; install.sh is idempotent and
+// serialises parallel installs). Without node/npm the script exits 3 and every test skips,
+// saying why.
 #include <chrono>
 #include <fstream>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include <boost/json.hpp>
 #include <sys/stat.h>
 
-#include "base/file_system.h"
-#include "base/subprocess.h"
 #include "mcp/sample_tools.h"
 #include "mcp/server.h"
+#include "mcp_sdk/sdk_harness.h"
 #include "testing/temp_dir.h"
 
 #include <gmock/gmock.h>
@@ -33,45 +32,14 @@ using ::testing::HasSubstr;
 
 constexpr const char* kToken = "sdk-test-token-5f1d2c";
 
-std::string readText(const std::string& path) {
-  return FileSystem::posix().readFile(path).valueOr("");
-}
-
-// The last non-empty line of `text`.
-std::string lastLine(const std::string& text) {
-  size_t end = text.find_last_not_of('\n');
-  if (end == std::string::npos) return "";
-  size_t start = text.rfind('\n', end);
-  return text.substr(start == std::string::npos ? 0 : start + 1,
-                     end + 1 - (start == std::string::npos ? 0 : start + 1));
-}
-
 class McpSdkTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    auto dir = testing::TempDir::create("mcp-sdk-install");
-    ASSERT_TRUE(dir.isOk()) << dir.status().toString();
-    SpawnOptions o;
-    o.argv = {"bash", SHOAL_MCP_SDK_INSTALL, SHOAL_MCP_SDK_DIR};
-    o.stdoutTarget = StdioTarget::appendTo(dir->join("stdout"));
-    o.stderrTarget = StdioTarget::appendTo(dir->join("stderr"));
-    o.killOnDestroy = true;
-    auto child = Subprocess::spawn(o);
-    ASSERT_TRUE(child.isOk()) << child.status().toString();
-    auto exit = child->wait(std::chrono::milliseconds(seconds(240)));
-    ASSERT_TRUE(exit.isOk()) << "install.sh did not finish: " << exit.status().toString();
-    if (exit->exited && exit->code == 3) {
-      skipReason_ = readText(dir->join("stdout"));
-      return;
-    }
-    ASSERT_TRUE(exit->success()) << "install.sh " << exit->toString() << "\n"
-                                 << readText(dir->join("stderr"));
-    installed_ = true;
-  }
+  static void SetUpTestSuite() { (void)mcp_sdk::SdkInstall::once(); }
 
   void SetUp() override {
-    if (skipReason_) GTEST_SKIP() << *skipReason_;
-    ASSERT_TRUE(installed_) << "the SDK install failed (see the suite set-up)";
+    const mcp_sdk::SdkInstall& sdk = mcp_sdk::SdkInstall::once();
+    if (sdk.skipReason) GTEST_SKIP() << *sdk.skipReason;
+    ASSERT_TRUE(sdk.installed) << "the SDK install failed: " << sdk.error;
   }
 
   void startServer(bool preferSse) {
@@ -87,38 +55,14 @@ class McpSdkTest : public ::testing::Test {
 
   // Runs an SDK client script (argv after `node`) and returns its JSON line; its `ok` must be
   // `expectOk`. The script must finish within `limit`.
-  json::object runScript(std::vector<std::string> args, bool expectOk = true,
-                         seconds limit = seconds(120)) {
-    auto dir = testing::TempDir::create("mcp-sdk-run");
-    EXPECT_TRUE(dir.isOk());
-    if (!dir.isOk()) return {};
-    SpawnOptions o;
-    o.argv = {"node"};
-    o.argv.insert(o.argv.end(), args.begin(), args.end());
-    o.stdoutTarget = StdioTarget::appendTo(dir->join("stdout"));
-    o.stderrTarget = StdioTarget::appendTo(dir->join("stderr"));
-    o.killOnDestroy = true;
-    auto child = Subprocess::spawn(o);
-    EXPECT_TRUE(child.isOk()) << child.status().toString();
-    if (!child.isOk()) return {};
-    auto exit = child->wait(std::chrono::milliseconds(limit));
-    EXPECT_TRUE(exit.isOk()) << args[0] << " did not finish within " << limit.count() << " s\n"
-                             << readText(dir->join("stderr"));
-    if (!exit.isOk()) return {};
-    EXPECT_EQ(exit->success(), expectOk) << exit->toString();
-    std::string line = lastLine(readText(dir->join("stdout")));
-    boost::system::error_code ec;
-    json::value v = json::parse(line, ec);
-    EXPECT_FALSE(ec) << "stdout: " << line << "\nstderr: " << readText(dir->join("stderr"));
-    if (ec || !v.is_object()) return {};
-    EXPECT_EQ(v.as_object().at("ok"), json::value(expectOk))
-        << line << "\nstderr: " << readText(dir->join("stderr"));
-    return v.as_object();
+  static json::object runScript(std::vector<std::string> args, bool expectOk = true,
+                                seconds limit = seconds(120)) {
+    return mcp_sdk::runSdkScript(args, {}, expectOk, limit);
   }
 
   // sdk_client.mjs against the server, over Streamable HTTP.
   json::object runClient(const std::string& token = kToken) {
-    return runScript({std::string(SHOAL_MCP_SDK_DIR) + "/sdk_client.mjs", server_->url(), token});
+    return runScript({mcp_sdk::sdkScript("sdk_client.mjs"), server_->url(), token});
   }
 
   // A client config in the shape a seat writes (<cwd>/.shoal/mcp.json, mode 0600) for `url`.
@@ -141,9 +85,8 @@ class McpSdkTest : public ::testing::Test {
   // sdk_stdio_client.mjs: the SDK over stdio, through `shoal mcp --config <config>`.
   json::object runStdioClient(const std::string& config, bool expectOk = true,
                               seconds limit = seconds(120)) {
-    return runScript(
-        {std::string(SHOAL_MCP_SDK_DIR) + "/sdk_stdio_client.mjs", SHOAL_BINARY, config}, expectOk,
-        limit);
+    return runScript({mcp_sdk::sdkScript("sdk_stdio_client.mjs"), SHOAL_BINARY, config}, expectOk,
+                     limit);
   }
 
   // Checks what every run must show, in either response mode.
@@ -177,8 +120,6 @@ class McpSdkTest : public ::testing::Test {
     EXPECT_EQ(calls.at("unknownTool").at("protocolError").at("code"), json::value(-32602));
   }
 
-  static inline std::optional<std::string> skipReason_;
-  static inline bool installed_ = false;
   std::unique_ptr<Server> server_;
   std::vector<testing::TempDir> configDirs_;
 };
@@ -198,23 +139,10 @@ TEST_F(McpSdkTest, SdkClientListsAndCallsToolsWithSseResponses) {
 // A wrong token fails the SDK's connect (401), and the script says so.
 TEST_F(McpSdkTest, SdkClientWithWrongTokenIsRefused) {
   startServer(/*preferSse=*/false);
-  auto dir = testing::TempDir::create("mcp-sdk-bad-token");
-  ASSERT_TRUE(dir.isOk());
-  SpawnOptions o;
-  o.argv = {"node", std::string(SHOAL_MCP_SDK_DIR) + "/sdk_client.mjs", server_->url(), "wrong"};
-  o.stdoutTarget = StdioTarget::appendTo(dir->join("stdout"));
-  o.killOnDestroy = true;
-  auto child = Subprocess::spawn(o);
-  ASSERT_TRUE(child.isOk());
-  auto exit = child->wait(std::chrono::milliseconds(seconds(120)));
-  ASSERT_TRUE(exit.isOk());
-  EXPECT_FALSE(exit->success());
-  std::string line = lastLine(readText(dir->join("stdout")));
-  boost::system::error_code ec;
-  json::value v = json::parse(line, ec);
-  ASSERT_FALSE(ec) << line;
-  EXPECT_EQ(v.at("ok"), json::value(false)) << line;
-  EXPECT_EQ(v.at("code"), json::value(401)) << line;
+  json::object out = runScript({mcp_sdk::sdkScript("sdk_client.mjs"), server_->url(), "wrong"},
+                               /*expectOk=*/false);
+  ASSERT_FALSE(out.empty());
+  EXPECT_EQ(out.at("code"), json::value(401)) << json::serialize(out);
 }
 
 // Over stdio through `shoal mcp`: the SDK negotiates, lists and calls every tool exactly as

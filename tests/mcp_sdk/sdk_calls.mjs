@@ -5,8 +5,11 @@
 // echo with an identity argument (`from`), echo with an undeclared argument, and an unknown tool
 // (a protocol error). It returns {tools:[names…], titles:[…], calls:{"<label>":
 // {"isError":bool,"text":…,"meta":{…}|null}|{"protocolError":{code,message}}}}.
+//
+// summarize(result) and call(client, name, args) make one call's entry in that shape; the seat
+// client (sdk_seat_client.mjs) uses them too.
 
-function summarize(result) {
+export function summarize(result) {
   const text = (result.content ?? [])
     .filter((c) => c.type === "text")
     .map((c) => c.text)
@@ -14,7 +17,7 @@ function summarize(result) {
   return { isError: result.isError === true, text, meta: result._meta ?? null };
 }
 
-async function call(client, name, args) {
+export async function call(client, name, args) {
   try {
     return summarize(await client.callTool({ name, arguments: args }));
   } catch (e) {
