@@ -498,24 +498,7 @@ class RealClaudeTest : public CliTest {
 
   // Runs `shoal <args>` like CliTest::shoal, with a longer bound (`--wait surfaced=90`).
   CliRun shoalLong(std::vector<std::string> args, milliseconds bound) {
-    std::string outPath = home_->join("out" + std::to_string(runs_));
-    std::string errPath = home_->join("err" + std::to_string(runs_++));
-    CliRun run;
-    auto child = Subprocess::spawn(shoalSpawn(std::move(args), outPath, errPath));
-    if (!child.isOk()) {
-      ADD_FAILURE() << child.status().toString();
-      return run;
-    }
-    auto exit = child->wait(bound);
-    if (!exit.isOk()) {
-      ADD_FAILURE() << "shoal did not finish: " << exit.status().toString();
-      (void)child->terminate(seconds(1));
-    } else {
-      run.code = exit->exited ? exit->code : 128 + exit->signal;
-    }
-    run.out = readText(outPath);
-    run.err = readText(errPath);
-    return run;
+    return runShoal(std::move(args), std::nullopt, bound);
   }
 
   std::string newUuid() {
