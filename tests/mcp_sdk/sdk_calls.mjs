@@ -42,3 +42,14 @@ export async function exercise(client) {
     calls,
   };
 }
+
+// Runs a client script's main(): its one JSON line on success, or {"ok":false,…} and exit 1.
+export function runReporting(main) {
+  main()
+    .then((out) => process.stdout.write(JSON.stringify(out) + "\n"))
+    .catch((e) => {
+      const out = { ok: false, code: e?.code ?? null, error: String(e?.stack ?? e) };
+      process.stdout.write(JSON.stringify(out) + "\n");
+      process.exit(1);
+    });
+}

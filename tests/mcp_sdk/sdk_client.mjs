@@ -10,7 +10,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
-import { exercise } from "./sdk_calls.mjs";
+import { exercise, runReporting } from "./sdk_calls.mjs";
 
 const [url, token] = process.argv.slice(2);
 if (!url || !token) {
@@ -37,11 +37,7 @@ async function main() {
   await client.ping();
   await transport.terminateSession();
   await client.close();
-  process.stdout.write(JSON.stringify(out) + "\n");
+  return out;
 }
 
-main().catch((e) => {
-  const out = { ok: false, code: e?.code ?? null, error: String(e?.stack ?? e) };
-  process.stdout.write(JSON.stringify(out) + "\n");
-  process.exit(1);
-});
+runReporting(main);

@@ -25,7 +25,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
-import { call } from "./sdk_calls.mjs";
+import { call, runReporting } from "./sdk_calls.mjs";
 
 const [mode, ...rest] = process.argv.slice(2);
 if (!((mode === "http" && rest.length === 2) || (mode === "stdio" && rest.length >= 1))) {
@@ -141,11 +141,7 @@ async function main() {
   await client.ping();
   if (mode === "http") await transport.terminateSession();
   await client.close();
-  process.stdout.write(JSON.stringify(out) + "\n");
+  return out;
 }
 
-main().catch((e) => {
-  const out = { ok: false, code: e?.code ?? null, error: String(e?.stack ?? e) };
-  process.stdout.write(JSON.stringify(out) + "\n");
-  process.exit(1);
-});
+runReporting(main);

@@ -12,7 +12,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 
-import { exercise } from "./sdk_calls.mjs";
+import { exercise, runReporting } from "./sdk_calls.mjs";
 
 const [shoal, config] = process.argv.slice(2);
 if (!shoal || !config) {
@@ -45,11 +45,7 @@ async function main() {
   };
   await client.ping();
   await client.close();
-  process.stdout.write(JSON.stringify(out) + "\n");
+  return out;
 }
 
-main().catch((e) => {
-  const out = { ok: false, code: e?.code ?? null, error: String(e?.stack ?? e) };
-  process.stdout.write(JSON.stringify(out) + "\n");
-  process.exit(1);
-});
+runReporting(main);
