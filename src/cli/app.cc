@@ -43,6 +43,7 @@ int run(int argc, char** argv) {
   registerHistoryCommands(app, result);
   registerWatchCommands(app, result);
   registerJoinCommands(app, result);
+  registerChannelsCommands(app, result);
   registerDaemonCommands(app, result);
   registerPsCommand(app, result);
   registerMcpCommands(app, result);

@@ -42,6 +42,9 @@ void registerDaemonCommands(CLI::App& app, CommandResult& result);
 // `seat events`, added to the `seat` group (seat_events_command.cc).
 void addSeatEventsCommand(CLI::App* seat, CommandResult& result);
 
+// The channel registry: channels list|set|default (channels_command.cc).
+void registerChannelsCommands(CLI::App& app, CommandResult& result);
+
 // The daemon's seats as processes, with their wake results: ps (ps_command.cc).
 void registerPsCommand(CLI::App& app, CommandResult& result);
 
