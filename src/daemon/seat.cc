@@ -104,10 +104,15 @@ class Completion {
 };
 
 // One shoal_inbox page: asked on an MCP worker thread, claimed on the gate.
+// A caller that gave up waiting abandons it; the gate then claims nothing (a page nobody will
+// write must not take deliveries out of the queue).
 struct InboxRequest {
   size_t limit = kInboxPageDefault;
   mcp::ToolResult result;
   Completion done;
+  Mutex mu;
+  bool taken SHOAL_GUARDED_BY(mu) = false;      // the gate began the claim
+  bool abandoned SHOAL_GUARDED_BY(mu) = false;  // the caller stopped waiting first
 };
 
 struct GateEvent {
@@ -209,12 +214,8 @@ class Seat::Impl {
   mesh::HandlerVerdict admit(const mesh::Delivery& delivery);
   bool isFresh(const mesh::Delivery& delivery) const;
   bool isMention(const mesh::Delivery& delivery) const;
-
- public:
   // shoal_status attention (any thread): mirrored into presence; reset to open at each launch.
   void setAttention(wire::Attention attention);
-
- private:
   Status startMcp();
   void endLeftoverRuntime(const std::string& sectionJson);
   void count(uint64_t SeatCounters::*field, uint64_t n = 1) {
@@ -792,10 +793,16 @@ void Seat::Impl::handle(GateEvent& e) {
     case GateEvent::Kind::kDriver:
       onDriver(e.driver);
       return;
-    case GateEvent::Kind::kInbox:
+    case GateEvent::Kind::kInbox: {
+      {
+        MutexLock lock(e.inbox->mu);
+        if (e.inbox->abandoned) return;
+        e.inbox->taken = true;
+      }
       claimInbox(*e.inbox);
       e.inbox->done.finish(Status::ok());
       return;
+    }
     case GateEvent::Kind::kWake:
     case GateEvent::Kind::kSleep:
     case GateEvent::Kind::kStop:
@@ -1422,9 +1429,13 @@ mcp::ToolResult Seat::Impl::inboxPage(size_t limit) {
     cv_.notifyAll();
   }
   if (!request->done.wait(Clock_::now() + kInboxWait)) {
-    // The gate may still claim the page; it then goes unwritten and its leases end failed.
-    return mcp::ToolResult::error("shoal_inbox: the seat is busy; try again in a moment");
+    MutexLock lock(request->mu);
+    if (!request->taken) {
+      request->abandoned = true;  // the gate will claim nothing for it
+      return mcp::ToolResult::error("shoal_inbox: the seat is busy; try again in a moment");
+    }
   }
+  request->done.wait(std::nullopt);  // the claim began: it ends in moments
   return std::move(request->result);
 }
 
