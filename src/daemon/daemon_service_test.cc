@@ -136,6 +136,28 @@ TEST_F(DaemonServiceTest, SeatsRunAndAreControlled) {
       << json::serialize(*codex);
 }
 
+// seat.mcp names an open seat's MCP client config (what `shoal mcp --seat` reads); a stopped or
+// unknown seat has none, and the error says so.
+TEST_F(DaemonServiceTest, SeatMcpNamesTheConfigOfAnOpenSeatOnly) {
+  auto added = call("seat.add", R"({"name":"Echo","id":"local.echo","runtime":"exec",)"
+                                R"("command":["/bin/cat"],"cwd":")" +
+                                    dir_->join("echo") + R"(","channels":[],"env":[]})");
+  ASSERT_TRUE(added.isOk()) << added.status().toString();
+  auto mcp = call("seat.mcp", R"({"id":"local.echo"})");
+  ASSERT_TRUE(mcp.isOk()) << mcp.status().toString();
+  const std::string config(mcp->at("config").as_string());
+  EXPECT_EQ(config, dir_->join("echo") + "/.shoal/mcp.json");
+  struct stat st {};
+  ASSERT_EQ(::stat(config.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);  // the token is the seat's identity
+
+  ASSERT_TRUE(call("seat.stop", R"({"id":"local.echo"})").isOk());
+  EXPECT_EQ(call("seat.mcp", R"({"id":"local.echo"})").status().reason(), "seat-not-running");
+  EXPECT_EQ(call("seat.mcp", R"({"id":"local.nobody"})").status().reason(), "unknown-seat");
+  EXPECT_EQ(call("seat.mcp", R"({"id":"local.echo","extra":1})").status().reason(),
+            "unknown-argument");
+}
+
 TEST_F(DaemonServiceTest, BadRequestsAreNamedErrors) {
   EXPECT_EQ(call("frobnicate").status().reason(), "unknown-op");
   EXPECT_EQ(call("seat.list", R"({"x":1})").status().reason(), "unknown-argument");
