@@ -1,4 +1,6 @@
 // `shoal send dm|msg|ask`: one message from the person at the CLI, with a receipt of facts.
+#include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -30,13 +32,70 @@ struct SendArgs {
   std::string to;  // dm: name or id; msg: channel; ask: role
   std::vector<std::string> words;
   std::vector<std::string> mentions;
-  std::string wait;  // dm: "surfaced" or "surfaced=SECONDS"
+  std::string wait;  // dm: "surfaced[=SECONDS]" or "replied[=SECONDS]"
   bool json = false;
 };
 
-// Exit code of a DM that was stored but not seen surfaced within --wait (docs/cli.md).
+// Exit code of a DM that was stored but not seen surfaced (or answered) within --wait, or that
+// the seat failed (docs/cli.md).
 constexpr int kExitNotConfirmed = 4;
+// --wait replied: the turn ended without a visible reply.
+constexpr int kExitNoVisibleReply = 5;
 constexpr double kDefaultWaitSeconds = 30;
+constexpr double kDefaultReplyWaitSeconds = 300;
+
+struct WaitFor {
+  bool replied = false;  // surfaced, then the wake result
+  double seconds = kDefaultWaitSeconds;
+};
+
+// How a directed delivery's wake ended (daemon/wake_events.h `wake-result`).
+struct WakeOutcome {
+  std::string result;  // replied | completed_without_visible_reply | failed
+  std::string replyId;
+  std::string reason;
+  int64_t atMs = 0;
+};
+
+// The wake results the recipient's seat publishes, from a core subscription taken before the
+// send.
+class WakeResultWatch {
+ public:
+  Status start(transport::Connection& conn, const std::string& subject) {
+    auto sub = conn.subscribe(subject, [this](transport::Message m) {
+      boost::system::error_code ec;
+      json::value v = json::parse(m.data, ec);
+      if (ec || !v.is_object()) return;
+      const json::object& o = v.as_object();
+      auto text = [&](const char* key) {
+        const auto* f = o.if_contains(key);
+        return f != nullptr && f->is_string() ? std::string(f->as_string()) : std::string();
+      };
+      if (text("kind") != "wake-result" || text("message").empty()) return;
+      WakeOutcome w{text("result"), text("replyId"), text("reason"), 0};
+      if (const auto* at = o.if_contains("at"); at != nullptr && at->is_number())
+        w.atMs = at->to_number<int64_t>();
+      std::lock_guard lock(mu_);
+      seen_[text("message")] = w;
+      cv_.notify_all();
+    });
+    if (!sub.isOk()) return sub.status();
+    sub_.emplace(std::move(sub).value());
+    return conn.flush(std::chrono::seconds(2));
+  }
+  std::optional<WakeOutcome> waitFor(const std::string& id, std::chrono::milliseconds timeout) {
+    std::unique_lock lock(mu_);
+    cv_.wait_for(lock, timeout, [&] { return seen_.count(id) != 0; });
+    auto it = seen_.find(id);
+    return it == seen_.end() ? std::nullopt : std::optional<WakeOutcome>(it->second);
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<std::string, WakeOutcome> seen_;  // guarded by mu_
+  std::optional<transport::Subscription> sub_;
+};
 
 // One terminal receipt from the recipient's seat: surfaced, or failed with a reason.
 struct SeatReceipt {
@@ -94,15 +153,19 @@ class ReceiptWatch {
   std::optional<transport::Subscription> sub_;
 };
 
-Result<double> parseWait(const std::string& wait) {
-  if (wait == "surfaced") return kDefaultWaitSeconds;
-  const std::string prefix = "surfaced=";
-  if (wait.rfind(prefix, 0) == 0) {
+Result<WaitFor> parseWait(const std::string& wait) {
+  if (wait == "surfaced") return WaitFor{false, kDefaultWaitSeconds};
+  if (wait == "replied") return WaitFor{true, kDefaultReplyWaitSeconds};
+  for (const bool replied : {false, true}) {
+    const std::string prefix = replied ? "replied=" : "surfaced=";
+    if (wait.rfind(prefix, 0) != 0) continue;
     char* end = nullptr;
     double seconds = std::strtod(wait.c_str() + prefix.size(), &end);
-    if (end != nullptr && *end == '\0' && seconds > 0 && seconds <= 3600) return seconds;
+    if (end != nullptr && *end == '\0' && seconds > 0 && seconds <= 3600)
+      return WaitFor{replied, seconds};
   }
-  return invalidArgument("bad-wait", "--wait takes `surfaced` or `surfaced=SECONDS` (1–3600)");
+  return invalidArgument("bad-wait",
+                         "--wait takes `surfaced[=SECONDS]` or `replied[=SECONDS]` (1–3600)");
 }
 
 std::string joinWords(const std::vector<std::string>& words) {
@@ -120,7 +183,8 @@ std::string clockTime(int64_t ms) {
 }
 
 void printReceipt(const mesh::Endpoint& from, const mesh::SendReceipt& r, bool asJson,
-                  const std::optional<SeatReceipt>& seat, int64_t sentAtMs) {
+                  const std::optional<SeatReceipt>& seat, int64_t sentAtMs,
+                  const std::optional<WakeOutcome>& outcome = std::nullopt) {
   std::optional<int64_t> surfacedAt;
   if (seat && seat->surfaced) surfacedAt = seat->atMs;
   if (asJson) {
@@ -160,6 +224,11 @@ void printReceipt(const mesh::Endpoint& from, const mesh::SendReceipt& r, bool a
         out["failReason"] = seat->reason;
       }
     }
+    if (outcome) {
+      out["wakeResult"] = outcome->result;
+      if (!outcome->replyId.empty()) out["replyId"] = outcome->replyId;
+      if (!outcome->reason.empty()) out["wakeReason"] = outcome->reason;
+    }
     std::printf("%s\n", json::serialize(out).c_str());
     return;
   }
@@ -169,6 +238,13 @@ void printReceipt(const mesh::Endpoint& from, const mesh::SendReceipt& r, bool a
   if (surfacedAt) {
     printOk(fmt::format("surfaced at {} (+{} ms after the send)", clockTime(*surfacedAt),
                         *surfacedAt - sentAtMs));
+  }
+  if (outcome && outcome->result == "replied") {
+    printOk(fmt::format("replied at {} (+{} ms; reply {})", clockTime(outcome->atMs),
+                        outcome->atMs - sentAtMs, outcome->replyId));
+  } else if (outcome && outcome->result == "completed_without_visible_reply") {
+    printNote(fmt::format("the turn ended at {} without a visible reply to you",
+                          clockTime(outcome->atMs)));
   }
 }
 
@@ -188,11 +264,14 @@ int runSend(const SendArgs& args, wire::DeliveryKind kind) {
   const std::string text = joinWords(args.words);
   // --wait surfaced: watch the recipient's receipts to us before sending.
   std::optional<double> waitSeconds;
+  bool waitReplied = false;
   ReceiptWatch receipts;
+  WakeResultWatch wakeResults;
   if (!args.wait.empty()) {
-    auto seconds = parseWait(args.wait);
-    if (!seconds.isOk()) return printFailure(what, seconds.status());
-    waitSeconds = *seconds;
+    auto waitFor = parseWait(args.wait);
+    if (!waitFor.isOk()) return printFailure(what, waitFor.status());
+    waitSeconds = waitFor->seconds;
+    waitReplied = waitFor->replied;
     wire::Principal to;
     if (auto id = wire::parsePrincipal(args.to); id.isOk()) {
       to = *id;
@@ -205,6 +284,12 @@ int runSend(const SendArgs& args, wire::DeliveryKind kind) {
     if (!subject.isOk()) return printFailure(what, subject.status());
     Status watching = receipts.start(me.connection(), *subject);
     if (!watching.isOk()) return printFailure(what + ": not sent", watching);
+    if (waitReplied) {
+      auto wake = wire::wakeSubject(target->space, to);
+      if (!wake.isOk()) return printFailure(what, wake.status());
+      Status watchingWake = wakeResults.start(me.connection(), *wake);
+      if (!watchingWake.isOk()) return printFailure(what + ": not sent", watchingWake);
+    }
   }
   const int64_t sentAtMs = Clock::real().wallMs();
   Result<mesh::SendReceipt> receipt = invalidArgument("bad-kind", "unknown send kind");
@@ -224,11 +309,35 @@ int runSend(const SendArgs& args, wire::DeliveryKind kind) {
     printReceipt(me, *receipt, args.json, std::nullopt, 0);
     return 0;
   }
-  auto seat =
-      receipts.waitFor(receipt->stored.messageId,
-                       std::chrono::milliseconds(static_cast<int64_t>(*waitSeconds * 1000)));
-  printReceipt(me, *receipt, args.json, seat, sentAtMs);
-  if (seat && seat->surfaced) return 0;
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(static_cast<int64_t>(*waitSeconds * 1000));
+  auto left = [&] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::max(
+        deadline - std::chrono::steady_clock::now(), std::chrono::steady_clock::duration::zero()));
+  };
+  auto seat = receipts.waitFor(receipt->stored.messageId, left());
+  std::optional<WakeOutcome> outcome;
+  if (waitReplied && seat && seat->surfaced)
+    outcome = wakeResults.waitFor(receipt->stored.messageId, left());
+  printReceipt(me, *receipt, args.json, seat, sentAtMs, outcome);
+  if (seat && seat->surfaced && !waitReplied) return 0;
+  if (seat && seat->surfaced) {
+    if (outcome && outcome->result == "replied") return 0;
+    if (!args.json) {
+      if (!outcome) {
+        printNote(
+            fmt::format("surfaced, but no wake result within {}s: the agent may still be "
+                        "working on it (`shoal ps` shows its wake results; an exec seat has no "
+                        "turns and reports none)",
+                        *waitSeconds));
+      } else if (outcome->result == "failed") {
+        printNote(
+            fmt::format("the turn failed at {}: {}", clockTime(outcome->atMs), outcome->reason));
+      }
+    }
+    if (outcome && outcome->result == "completed_without_visible_reply") return kExitNoVisibleReply;
+    return kExitNotConfirmed;
+  }
   if (seat && !args.json) {
     printNote(fmt::format("{}'s seat reported it failed at {} (+{} ms): {}", receipt->target,
                           clockTime(seat->atMs), seat->atMs - sentAtMs, seat->reason));
@@ -251,7 +360,9 @@ void addSend(CLI::App* send, CommandResult& result, const std::string& name,
   if (kind == wire::DeliveryKind::kDm) {
     cmd->add_option("--wait", args->wait,
                     "`surfaced[=SECONDS]`: wait (default 30 s) until the recipient's seat "
-                    "reports the DM surfaced; exit 4 if not seen in time");
+                    "reports the DM surfaced; exit 4 if not seen in time. `replied[=SECONDS]`: "
+                    "then until its agent answered visibly (default 300 s); exit 5 when its "
+                    "turn ended without a reply");
   }
   if (kind == wire::DeliveryKind::kChannel) {
     cmd->add_option("--mention", args->mentions,

@@ -124,6 +124,20 @@ TEST_F(CliDaemonTest, UpRunsTheDaemonAndAClaudeSeatSleepsAndWakes) {
   EXPECT_EQ(psRow.at("recentResults").at(0).at("result"), "completed_without_visible_reply");
   EXPECT_EQ(psRow.at("noVisibleReply").as_int64(), 1);
   EXPECT_EQ(psRow.at("awaitingReply").as_int64(), 0);
+  // --wait replied: the fake never answers, so its turn ends without a visible reply (exit 5).
+  CliRun unanswered =
+      shoal({"send", "dm", "Claude Fake", "anyone", "there?", "--wait", "replied=20"});
+  EXPECT_EQ(unanswered.code, 5) << unanswered.out << unanswered.err;
+  EXPECT_NE(unanswered.out.find("without a visible reply"), std::string::npos) << unanswered.out;
+  // The demo agent answers through its seat's shoal_dm: replied, naming the reply (exit 0).
+  CliRun demo = shoal({"seat", "add", "Demo", "--runtime", "claude", "--", SHOAL_DEMO_AGENT_BINARY,
+                       "--name", "demo"});
+  ASSERT_EQ(demo.code, 0) << demo.out << demo.err;
+  CliRun answered = shoal({"send", "dm", "Demo", "hello", "--wait", "replied=20", "--json"});
+  ASSERT_EQ(answered.code, 0) << answered.out << answered.err;
+  json::value answeredJson = json::parse(answered.out);
+  EXPECT_EQ(answeredJson.at("wakeResult"), "replied");
+  EXPECT_FALSE(answeredJson.at("replyId").as_string().empty());
   CliRun psText = shoal({"ps"});
   ASSERT_EQ(psText.code, 0) << psText.err;
   EXPECT_NE(psText.out.find("Claude Fake"), std::string::npos) << psText.out;
@@ -156,8 +170,8 @@ TEST_F(CliDaemonTest, UpRunsTheDaemonAndAClaudeSeatSleepsAndWakes) {
     kinds += std::string(e.at("kind").as_string()) + " ";
     EXPECT_EQ(e.at("seat").at("name").as_string(), "Claude Fake");
   }
-  EXPECT_NE(kinds.find("started turn-completed wake-result stopped started turn-completed "
-                       "wake-result"),
+  EXPECT_NE(kinds.find("started turn-completed wake-result turn-completed wake-result stopped "
+                       "started turn-completed wake-result"),
             std::string::npos)
       << kinds;
   CliRun readable = shoal({"seat", "events", "Claude Fake"});
