@@ -43,6 +43,18 @@
 //     (presence offline). requestStop(deadline) + waitStopped(deadline) is the bounded variant
 //     for daemon shutdown: the grace is cut to the deadline, started concurrently for all seats.
 //
+// The seat's tools (seat_tools.h) reach into it in three ways:
+//   - Inbox pages (`shoal_inbox`): claimed on the gate into inflight(outcome_unknown) under
+//     random receipts with a final-hop lease bound to the generation (inbox_leases.h),
+//     surfaced only when the page's HTTP response was written whole, failed at the lease's end
+//     otherwise (decision 006).
+//   - Visible replies (reply_ledger.h): each surfaced directed delivery of a runtime with turns
+//     waits for a `shoal_dm` / `shoal_send` to its target; final-check at the turn end, an
+//     error, an exit or a stop; `wake-result` events.
+//   - Attention: `shoal_status attention` (open | dnd | focus) and `shoal_channel_mode`
+//     (quiet | muted, journal section `attention.channels`) decide what ambient channel posts
+//     do (docs/tools.md); both are mirrored into presence.
+//
 // Presence follows the runtime: working at a turn start, idle at its end, the runtime's
 // reported condition (rate limit, overloaded, API error …) until the next turn, activity
 // "sleeping" while asleep, offline once stopped.
