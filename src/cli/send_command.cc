@@ -57,46 +57,6 @@ struct WakeOutcome {
   int64_t atMs = 0;
 };
 
-// The wake results the recipient's seat publishes, from a core subscription taken before the
-// send.
-class WakeResultWatch {
- public:
-  Status start(transport::Connection& conn, const std::string& subject) {
-    auto sub = conn.subscribe(subject, [this](transport::Message m) {
-      boost::system::error_code ec;
-      json::value v = json::parse(m.data, ec);
-      if (ec || !v.is_object()) return;
-      const json::object& o = v.as_object();
-      auto text = [&](const char* key) {
-        const auto* f = o.if_contains(key);
-        return f != nullptr && f->is_string() ? std::string(f->as_string()) : std::string();
-      };
-      if (text("kind") != "wake-result" || text("message").empty()) return;
-      WakeOutcome w{text("result"), text("replyId"), text("reason"), 0};
-      if (const auto* at = o.if_contains("at"); at != nullptr && at->is_number())
-        w.atMs = at->to_number<int64_t>();
-      std::lock_guard lock(mu_);
-      seen_[text("message")] = w;
-      cv_.notify_all();
-    });
-    if (!sub.isOk()) return sub.status();
-    sub_.emplace(std::move(sub).value());
-    return conn.flush(std::chrono::seconds(2));
-  }
-  std::optional<WakeOutcome> waitFor(const std::string& id, std::chrono::milliseconds timeout) {
-    std::unique_lock lock(mu_);
-    cv_.wait_for(lock, timeout, [&] { return seen_.count(id) != 0; });
-    auto it = seen_.find(id);
-    return it == seen_.end() ? std::nullopt : std::optional<WakeOutcome>(it->second);
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::map<std::string, WakeOutcome> seen_;  // guarded by mu_
-  std::optional<transport::Subscription> sub_;
-};
-
 // One terminal receipt from the recipient's seat: surfaced, or failed with a reason.
 struct SeatReceipt {
   bool surfaced = false;
@@ -104,52 +64,75 @@ struct SeatReceipt {
   std::string reason;  // failed only
 };
 
-// Receipts for one sender → recipient pair, collected from a core subscription taken BEFORE the
-// send, so a fast receipt cannot be missed.
-class ReceiptWatch {
+std::string textField(const json::object& o, const char* key) {
+  const auto* f = o.if_contains(key);
+  return f != nullptr && f->is_string() ? std::string(f->as_string()) : std::string();
+}
+
+// A receipt `{"id","surfacedAt"}` or `{"id","failedAt","reason"}`, keyed by the message id.
+std::optional<std::pair<std::string, SeatReceipt>> parseReceipt(const json::object& o) {
+  const std::string id = textField(o, "id");
+  if (id.empty()) return std::nullopt;
+  SeatReceipt r;
+  if (const auto* at = o.if_contains("surfacedAt"); at != nullptr && at->is_number()) {
+    r.surfaced = true;
+    r.atMs = at->to_number<int64_t>();
+  } else if (const auto* failed = o.if_contains("failedAt");
+             failed != nullptr && failed->is_number()) {
+    r.atMs = failed->to_number<int64_t>();
+    r.reason = textField(o, "reason");
+    if (r.reason.empty()) r.reason = "no reason given";
+  } else {
+    return std::nullopt;
+  }
+  return std::make_pair(id, r);
+}
+
+// A `wake-result` event of the recipient's seat, keyed by the message it is about.
+std::optional<std::pair<std::string, WakeOutcome>> parseWakeResult(const json::object& o) {
+  if (textField(o, "kind") != "wake-result" || textField(o, "message").empty()) return std::nullopt;
+  WakeOutcome w{textField(o, "result"), textField(o, "replyId"), textField(o, "reason"), 0};
+  if (const auto* at = o.if_contains("at"); at != nullptr && at->is_number())
+    w.atMs = at->to_number<int64_t>();
+  return std::make_pair(textField(o, "message"), w);
+}
+
+// The JSON records published on one subject, parsed and kept by message id, from a core
+// subscription taken BEFORE the send so that a fast one cannot be missed.
+template <typename T>
+class SubjectWatch {
  public:
+  using Parse = std::optional<std::pair<std::string, T>> (*)(const json::object&);
+  explicit SubjectWatch(Parse parse) : parse_(parse) {}
+
   Status start(transport::Connection& conn, const std::string& subject) {
     auto sub = conn.subscribe(subject, [this](transport::Message m) {
       boost::system::error_code ec;
       json::value v = json::parse(m.data, ec);
       if (ec || !v.is_object()) return;
-      const json::object& o = v.as_object();
-      const auto* id = o.if_contains("id");
-      const auto* surfaced = o.if_contains("surfacedAt");
-      const auto* failed = o.if_contains("failedAt");
-      const auto* reason = o.if_contains("reason");
-      if (id == nullptr || !id->is_string()) return;
-      SeatReceipt r;
-      if (surfaced != nullptr && surfaced->is_number()) {
-        r.surfaced = true;
-        r.atMs = surfaced->to_number<int64_t>();
-      } else if (failed != nullptr && failed->is_number()) {
-        r.atMs = failed->to_number<int64_t>();
-        r.reason = reason != nullptr && reason->is_string() ? std::string(reason->as_string())
-                                                            : std::string("no reason given");
-      } else {
-        return;
-      }
+      auto parsed = parse_(v.as_object());
+      if (!parsed) return;
       std::lock_guard lock(mu_);
-      seen_[std::string(id->as_string())] = r;
+      seen_[parsed->first] = std::move(parsed->second);
       cv_.notify_all();
     });
     if (!sub.isOk()) return sub.status();
     sub_.emplace(std::move(sub).value());
     return conn.flush(std::chrono::seconds(2));
   }
-  // The terminal receipt of `id`, or nullopt after `timeout`.
-  std::optional<SeatReceipt> waitFor(const std::string& id, std::chrono::milliseconds timeout) {
+  // The record of `id`, or nullopt after `timeout`.
+  std::optional<T> waitFor(const std::string& id, std::chrono::milliseconds timeout) {
     std::unique_lock lock(mu_);
     cv_.wait_for(lock, timeout, [&] { return seen_.count(id) != 0; });
     auto it = seen_.find(id);
-    return it == seen_.end() ? std::nullopt : std::optional<SeatReceipt>(it->second);
+    return it == seen_.end() ? std::nullopt : std::optional<T>(it->second);
   }
 
  private:
+  const Parse parse_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::map<std::string, SeatReceipt> seen_;  // guarded by mu_
+  std::map<std::string, T> seen_;  // guarded by mu_
   std::optional<transport::Subscription> sub_;
 };
 
@@ -265,8 +248,8 @@ int runSend(const SendArgs& args, wire::DeliveryKind kind) {
   // --wait surfaced: watch the recipient's receipts to us before sending.
   std::optional<double> waitSeconds;
   bool waitReplied = false;
-  ReceiptWatch receipts;
-  WakeResultWatch wakeResults;
+  SubjectWatch<SeatReceipt> receipts(&parseReceipt);
+  SubjectWatch<WakeOutcome> wakeResults(&parseWakeResult);
   if (!args.wait.empty()) {
     auto waitFor = parseWait(args.wait);
     if (!waitFor.isOk()) return printFailure(what, waitFor.status());
