@@ -5,6 +5,7 @@
 // description over 200 characters, instructions over 2000, a malformed window) are refused
 // before anything is written, never truncated.
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -12,6 +13,7 @@
 #include <CLI/CLI.hpp>
 #include <boost/json.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli/command.h"
 #include "cli/mesh_target.h"
@@ -21,6 +23,7 @@
 #include "transport/kv.h"
 #include "wire/channel.h"
 #include "wire/channel_config.h"
+#include "wire/membership.h"
 #include "wire/names.h"
 
 namespace shoal::cli {
@@ -44,6 +47,7 @@ struct Registry {
   std::unique_ptr<transport::Connection> conn;
   std::optional<transport::JetStream> js;
   std::optional<transport::KeyValue> kv;
+  std::string space;
 };
 
 Result<Registry> openRegistry(const MeshTargetArgs& args) {
@@ -64,6 +68,7 @@ Result<Registry> openRegistry(const MeshTargetArgs& args) {
                                 target.space, kv.status().message()));
   }
   r.kv.emplace(std::move(kv).value());
+  r.space = target.space;
   return r;
 }
 
@@ -168,9 +173,33 @@ int runList(const ChannelsArgs& a) {
     rows.push_back(configJson(key, *c, defaults));
     lines.push_back(fmt::format("#{:<24} {}", key, describe(*c, defaults)));
   }
+  // Durable memberships, as the delivery plane recorded them (current members only).
+  std::map<std::string, std::vector<wire::MembershipRecord>> members;
+  if (auto bucket = wire::bucketName(wire::Bucket::kMembers, registry->space); bucket.isOk()) {
+    if (auto mkv = transport::KeyValue::openBucket(*registry->js, *bucket); mkv.isOk()) {
+      for (const auto& key : mkv->keys().valueOr({})) {
+        auto row = readRecord(*mkv, key);
+        if (!row.isOk() || row->first.empty()) continue;
+        auto r = wire::decodeMembership(row->first);
+        if (r.isOk() && r->active()) members[r->channel].push_back(*r);
+      }
+    }
+  }
+  json::object memberJson;
+  for (const auto& [channel, rs] : members) {
+    json::array list;
+    for (const auto& r : rs) {
+      list.push_back(json::object{{"member", r.member.dotForm()},
+                                  {"lifecycleUid", r.lifecycleUid},
+                                  {"generation", r.generation},
+                                  {"joinCursor", r.joinCursor}});
+    }
+    memberJson[channel] = std::move(list);
+  }
   if (a.json) {
     json::object out{{"defaults", json::parse(wire::encodeChannelDefaults(defaults).valueOr("{}"))},
-                     {"channels", std::move(rows)}};
+                     {"channels", std::move(rows)},
+                     {"members", std::move(memberJson)}};
     std::printf("%s\n", json::serialize(out).c_str());
     return 0;
   }
@@ -179,6 +208,12 @@ int runList(const ChannelsArgs& a) {
   if (lines.empty()) printDetail("no channel has a record of its own (`shoal channels set`)");
   for (const auto& line : lines)
     printDetail(line);
+  for (const auto& [channel, rs] : members) {
+    std::vector<std::string> who;
+    for (const auto& r : rs)
+      who.push_back(r.member.dotForm());
+    printDetail(fmt::format("#{:<24} durable members: {}", channel, fmt::join(who, ", ")));
+  }
   return 0;
 }
 

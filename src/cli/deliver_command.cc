@@ -1,4 +1,7 @@
-// `shoal deliver pending <name>`: the state of a peer's DM durable, as the broker holds it.
+// `shoal deliver pending [<name>]`: without a peer, the delivery plane's fan-out jobs (pending,
+// leased, delivered, retry, failed, suppressed, with attempts and last error); with one, the
+// state of the peer's DM durable and of its durable channel copies (DLV), as the broker holds
+// them.
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -12,6 +15,7 @@
 #include "cli/command.h"
 #include "cli/mesh_target.h"
 #include "cli/output.h"
+#include "mesh/delivery_rail.h"
 #include "wire/names.h"
 #include "wire/subject.h"
 
@@ -25,12 +29,76 @@ struct PendingArgs {
   std::string peer;
   std::string uid;
   bool json = false;
+  bool all = false;
 };
 
 struct Oldest {
   uint64_t seq = 0;
   int64_t storedMs = 0;
 };
+
+uint64_t u64(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(key);
+  if (v == nullptr) return 0;
+  if (v->is_uint64()) return v->get_uint64();
+  if (v->is_int64() && v->get_int64() >= 0) return static_cast<uint64_t>(v->get_int64());
+  return 0;
+}
+
+// The delivery plane's job table, over its rail.
+int runJobs(const PendingArgs& args, mesh::Endpoint& me, const MeshTarget& target) {
+  const std::string what = "shoal deliver pending";
+  auto data = mesh::requestDeliveryJobs(me.connection(), target.space, me.principal(),
+                                        me.lifecycleUid(), args.target.timeout());
+  if (!data.isOk()) return printFailure(what, data.status());
+  if (args.json) {
+    std::printf("%s\n", data->c_str());
+    return 0;
+  }
+  boost::system::error_code ec;
+  json::value v = json::parse(*data, ec);
+  if (ec || !v.is_object()) return printFailure(what, internalError("bad-reply", *data));
+  const json::object& o = v.as_object();
+  const json::object empty;
+  const json::object& pending =
+      o.contains("pending") && o.at("pending").is_object() ? o.at("pending").as_object() : empty;
+  const json::object& totals =
+      o.contains("totals") && o.at("totals").is_object() ? o.at("totals").as_object() : empty;
+  const json::object& reader =
+      o.contains("reader") && o.at("reader").is_object() ? o.at("reader").as_object() : empty;
+  auto text = [&](std::string_view key) {
+    const json::value* s = o.if_contains(key);
+    return s != nullptr && s->is_string() ? std::string(s->as_string()) : std::string();
+  };
+  printOk(fmt::format("delivery plane of space {} — holder {} (incarnation {}), {} membership(s)",
+                      target.space, text("holder"), text("incarnation").substr(0, 8),
+                      u64(o, "memberships")));
+  printDetail(fmt::format(
+      "fan-out: pending {} · leased {} · delivered {} · suppressed {} · retry {} · failed {}",
+      u64(pending, "fanout"), u64(pending, "fanoutUnacked"), u64(totals, "delivered"),
+      u64(totals, "suppressed"), u64(totals, "retry"), u64(totals, "failed")));
+  printDetail(fmt::format(
+      "reader:  pending {} · leased {} · handed over {} · suppressed {} · deferred {} · failed {}",
+      u64(pending, "reader"), u64(pending, "readerUnacked"), u64(reader, "handedOver"),
+      u64(reader, "suppressed"), u64(reader, "deferred"), u64(reader, "failed")));
+  size_t shown = 0;
+  if (const json::value* jobs = o.if_contains("jobs"); jobs != nullptr && jobs->is_array()) {
+    for (const auto& j : jobs->as_array()) {
+      if (!j.is_object()) continue;
+      const json::object& job = j.as_object();
+      const std::string state(job.at("state").as_string());
+      if (!args.all && (state == "delivered" || state == "suppressed")) continue;
+      const std::string error(job.at("lastError").as_string());
+      printDetail(fmt::format(
+          "{} #{} {} {} · attempts {} · copies {}{}", std::string(job.at("key").as_string()),
+          std::string(job.at("channel").as_string()), std::string(job.at("messageId").as_string()),
+          state, u64(job, "attempts"), u64(job, "copies"), error.empty() ? "" : " · " + error));
+      ++shown;
+    }
+  }
+  if (shown == 0) printDetail(args.all ? "no jobs recorded yet" : "no job is waiting or failed");
+  return 0;
+}
 
 int runPending(const PendingArgs& args) {
   const std::string what = "shoal deliver pending";
@@ -39,6 +107,7 @@ int runPending(const PendingArgs& args) {
   auto endpoint = openObserver(*target, "shoal deliver");
   if (!endpoint.isOk()) return printFailure(what, endpoint.status());
   mesh::Endpoint& me = **endpoint;
+  if (args.peer.empty()) return runJobs(args, me, *target);
   (void)me.waitForRoster(args.target.timeout());
 
   // Who: an id needs no roster row (then --uid is needed); a name must resolve.
@@ -90,6 +159,13 @@ int runPending(const PendingArgs& args) {
     }
   }
   const int64_t nowMs = Clock::real().wallMs();
+  // The lifecycle's durable channel copies (absent on a space without a delivery plane yet).
+  std::optional<transport::ConsumerInfo> dlv;
+  auto dlvName = wire::dlvDurable(principal, uid);
+  auto dlvStream = wire::streamName(wire::Stream::kDlv, target->space);
+  if (dlvName.isOk() && dlvStream.isOk()) {
+    if (auto d = me.jetStream().consumerInfo(*dlvStream, *dlvName); d.isOk()) dlv = *d;
+  }
 
   if (args.json) {
     json::object out;
@@ -113,6 +189,15 @@ int runPending(const PendingArgs& args) {
     } else {
       out["oldestPending"] = nullptr;
     }
+    if (dlv) {
+      out["channelCopies"] = {{"durable", *dlvName},
+                              {"stream", *dlvStream},
+                              {"pending", dlv->numPending},
+                              {"ackPending", dlv->numAckPending},
+                              {"redelivered", dlv->numRedelivered}};
+    } else {
+      out["channelCopies"] = nullptr;
+    }
     std::printf("%s\n", json::serialize(out).c_str());
     return 0;
   }
@@ -129,6 +214,12 @@ int runPending(const PendingArgs& args) {
     line += " · nothing outstanding";
   }
   printDetail(line);
+  if (dlv) {
+    printDetail(
+        fmt::format("durable channel copies ({}): pending {} · ack-pending {} · "
+                    "redelivered {}",
+                    *dlvName, dlv->numPending, dlv->numAckPending, dlv->numRedelivered));
+  }
   return 0;
 }
 
@@ -139,9 +230,11 @@ void registerDeliverCommands(CLI::App& app, CommandResult& result) {
   deliver->require_subcommand(1);
   auto args = std::make_shared<PendingArgs>();
   CLI::App* pending = deliver->add_subcommand(
-      "pending", "a peer's DM durable: pending, ack-pending, redelivered, ack floor, oldest age");
-  pending->add_option("peer", args->peer, "a peer name from `shoal endpoints`, or an id")
-      ->required();
+      "pending",
+      "without a peer: the delivery plane's fan-out jobs; with one: the peer's DM durable and "
+      "durable channel copies (pending, ack-pending, redelivered, ack floor, oldest age)");
+  pending->add_option("peer", args->peer, "a peer name from `shoal endpoints`, or an id");
+  pending->add_flag("--all", args->all, "jobs: list delivered and suppressed jobs too");
   pending->add_option("--uid", args->uid,
                       "the lifecycle uid (default: the one the peer's presence names)");
   addMeshTargetOptions(pending, args->target, "the roster");

@@ -33,8 +33,21 @@ struct JoinArgs {
   std::string role;
   std::vector<std::string> channels;
   bool replay = false;
+  bool noReplay = false;
   bool keepRunning = false;
 };
+
+// `✓ joined #ops (durable, member generation 1; 3 earlier post(s) replayed)`, or the backstop
+// problem in words (never silent).
+std::string joinLine(const mesh::JoinReport& r) {
+  if (r.alreadyJoined) return "· already joined #" + r.channel;
+  std::string what = r.deliveryClass.empty() ? "live pattern" : r.deliveryClass;
+  if (r.durable) what += fmt::format(", member generation {}", r.generation);
+  if (r.replay) what += fmt::format("; {} earlier post(s) replayed", r.replayed);
+  std::string line = fmt::format("✓ joined #{} ({})", r.channel, what);
+  if (!r.backstop.empty()) line += "\n! #" + r.channel + ": " + r.backstop;
+  return line;
+}
 
 constexpr std::string_view kHelp =
     "commands: /dm <to> <text> · /msg <channel> <text> (or #channel text) · /ask <role> <text> "
@@ -143,12 +156,8 @@ bool runLine(mesh::Endpoint& me, Console& console, const std::string& line) {
   } else if (command == "/join") {
     std::string channel;
     in >> channel;
-    mesh::JoinOptions options;
-    options.replay = true;
-    auto joined = me.join(channel, options);
-    console.say(joined.isOk() ? fmt::format("✓ joined #{} ({} earlier post(s) replayed)", channel,
-                                            joined->replayed)
-                              : "✗ " + joined.status().toString());
+    auto joined = me.join(channel);
+    console.say(joined.isOk() ? joinLine(*joined) : "✗ " + joined.status().toString());
   } else if (command == "/leave") {
     std::string channel;
     in >> channel;
@@ -234,11 +243,10 @@ int runJoin(const JoinArgs& args) {
   if (!roster.isOk()) console->say("! " + roster.status().toString());
   for (const auto& channel : args.channels) {
     mesh::JoinOptions join;
-    join.replay = args.replay;
+    if (args.replay) join.replay = true;
+    if (args.noReplay) join.replay = false;
     auto joined = me.join(channel, join);
-    if (!joined.isOk()) {
-      console->say("✗ " + joined.status().toString());
-    }
+    console->say(joined.isOk() ? joinLine(*joined) : "✗ " + joined.status().toString());
   }
   console->say(fmt::format("✓ joined space {} as {} ({}), lifecycle {}{}", target->space, args.name,
                            me.id(), me.lifecycleUid(),
@@ -293,7 +301,10 @@ void registerJoinCommands(CLI::App& app, CommandResult& result) {
   cmd->add_option("--id", args->id, "your principal id owner.actor (default: local.<name>)");
   cmd->add_option("--role", args->role, "take anycast work addressed to this role");
   cmd->add_option("--channel", args->channels, "join this channel at start (repeatable)");
-  cmd->add_flag("--replay", args->replay, "replay each channel's stored posts on join");
+  cmd->add_flag("--replay", args->replay,
+                "replay each channel's stored posts on join (default: the channel's registry "
+                "`replay`, on unless set off)");
+  cmd->add_flag("--no-replay", args->noReplay, "never replay history on join");
   cmd->add_flag("--keep-running", args->keepRunning,
                 "stay joined after stdin closes, until SIGINT / SIGTERM (scripted peers)");
   addMeshTargetOptions(cmd, args->target, "the manager's provisioning");

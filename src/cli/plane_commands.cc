@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <thread>
 
 #include <CLI/CLI.hpp>
 #include <boost/json.hpp>
@@ -17,6 +18,7 @@
 #include "cli/output.h"
 #include "mesh/liveness_probe.h"
 #include "mesh/operator_identity.h"
+#include "planes/delivery_plane.h"
 #include "planes/manager_plane.h"
 #include "planes/space_provisioner.h"
 #include "supervisor/mesh_paths.h"
@@ -58,15 +60,55 @@ void printSpaceReport(const planes::SpaceReport& report) {
 // made and after it is gone).
 struct EventRelay {
   std::mutex mu;
-  planes::ManagerPlane* plane = nullptr;  // guarded by mu; not owned
+  planes::ManagerPlane* plane = nullptr;      // guarded by mu; not owned
+  planes::DeliveryPlane* delivery = nullptr;  // guarded by mu; not owned
 };
 
+// SIGUSR1 is the delivery plane telling the main thread it lost its lease.
 sigset_t stopSignals() {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGUSR1);
   return set;
+}
+
+// A stop signal already pending (taken without blocking)?
+bool stopPending(const sigset_t& signals) {
+  timespec zero{0, 0};
+  return ::sigtimedwait(&signals, nullptr, &zero) > 0;
+}
+
+// Starts the delivery plane, waiting up to `wait` for a lease another plane holds.
+Result<std::unique_ptr<planes::DeliveryPlane>> startDelivery(transport::Connection& conn,
+                                                             transport::JetStream& js,
+                                                             const PlaneCommandArgs& args,
+                                                             const sigset_t& signals) {
+  planes::DeliveryPlaneOptions o;
+  o.space = args.space;
+  o.holder = mesh::localOperator().principal.dotForm() + "-delivery";
+  o.ackWait = std::chrono::milliseconds(static_cast<int64_t>(args.redeliverySeconds * 1000));
+  o.onLost = [](const Status&) { ::kill(::getpid(), SIGUSR1); };
+  const auto deadline =
+      std::chrono::steady_clock::now() +
+      std::chrono::milliseconds(static_cast<int64_t>(args.leaseWaitSeconds * 1000));
+  bool said = false;
+  for (;;) {
+    auto plane = planes::DeliveryPlane::start(conn, js, o);
+    if (plane.isOk() || plane.status().reason() != "lease-held" ||
+        std::chrono::steady_clock::now() >= deadline) {
+      return plane;
+    }
+    if (!said) {
+      printNote(fmt::format("{}; waiting up to {:.0f} s", plane.status().message(),
+                            args.leaseWaitSeconds));
+      std::fflush(stdout);
+      said = true;
+    }
+    if (stopPending(signals)) return cancelled("stopped", "stopped while waiting for the lease");
+    std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  }
 }
 
 }  // namespace
@@ -86,7 +128,17 @@ int runServe(const PlaneCommandArgs& args) {
   options.onEvent = [relay](const transport::ConnectionEvent& e) {
     std::lock_guard lock(relay->mu);
     if (relay->plane != nullptr) relay->plane->onConnectionEvent(e);
+    if (relay->delivery != nullptr) relay->delivery->onConnectionEvent(e);
   };
+  const bool runManager = args.planes == "all" || args.planes == "manager";
+  const bool runDelivery = args.planes == "all" || args.planes == "delivery";
+  if (!runManager && !runDelivery) {
+    printFailure("shoal serve", invalidArgument("bad-planes",
+                                                "--planes is all, manager or "
+                                                "delivery, not '" +
+                                                    args.planes + "'"));
+    return kUsageExitCode;
+  }
   auto conn = transport::Connection::connect(options);
   if (!conn.isOk()) {
     return printFailure(fmt::format("shoal serve: broker {}", *url),
@@ -99,27 +151,60 @@ int runServe(const PlaneCommandArgs& args) {
   if (!report.isOk()) return printFailure("shoal serve: provisioning the space", report.status());
   printSpaceReport(*report);
 
-  auto plane = planes::ManagerPlane::start(**conn, *js, args.space);
-  if (!plane.isOk()) return printFailure("shoal serve: starting the manager", plane.status());
-  {
+  std::unique_ptr<planes::ManagerPlane> manager;
+  if (runManager) {
+    auto plane = planes::ManagerPlane::start(**conn, *js, args.space);
+    if (!plane.isOk()) return printFailure("shoal serve: starting the manager", plane.status());
+    manager = std::move(*plane);
     std::lock_guard lock(relay->mu);
-    relay->plane = plane->get();
+    relay->plane = manager.get();
   }
-  printOk(fmt::format("manager serving space {} on {} (liveness instance {}); stop with Ctrl-C",
-                      args.space, *url, (*plane)->livenessInstance()));
+  if (manager) {
+    printOk(fmt::format("manager serving space {} on {} (liveness instance {}); stop with Ctrl-C",
+                        args.space, *url, manager->livenessInstance()));
+    std::fflush(stdout);
+  }
+  std::unique_ptr<planes::DeliveryPlane> delivery;
+  if (runDelivery) {
+    auto plane = startDelivery(**conn, *js, args, signals);
+    if (!plane.isOk()) {
+      std::lock_guard lock(relay->mu);
+      relay->plane = nullptr;
+      return printFailure("shoal serve: the delivery plane", plane.status());
+    }
+    delivery = std::move(*plane);
+    std::lock_guard lock(relay->mu);
+    relay->delivery = delivery.get();
+    printOk(fmt::format("delivery plane serving space {} (lease held, incarnation {})", args.space,
+                        delivery->incarnation().substr(0, 8)));
+  }
   printNote("open dev mode: owner `local`, no authentication");
   std::fflush(stdout);
 
   int sig = 0;
   while (::sigwait(&signals, &sig) != 0) {
   }
-  log::info("manager {}: signal {}, stopping", args.space, sig);
+  const bool lost = sig == SIGUSR1;
+  log::info("serve {}: {}, stopping", args.space, lost ? "the delivery lease was lost" : "signal");
   {
     std::lock_guard lock(relay->mu);
     relay->plane = nullptr;
+    relay->delivery = nullptr;
   }
-  plane->reset();
-  printOk(fmt::format("manager for space {} stopped", args.space));
+  if (delivery) {
+    if (Status st = delivery->stop(); !st.isOk()) {
+      printNote("the delivery lease was not released (it expires in 30 s): " + st.toString());
+    }
+    delivery.reset();
+  }
+  manager.reset();
+  if (lost) {
+    printFailure("shoal serve", aborted("lease-lost",
+                                        "the delivery plane lost its lease to another plane and "
+                                        "stopped"));
+    return 1;
+  }
+  printOk(fmt::format("planes for space {} stopped", args.space));
   return 0;
 }
 
@@ -189,7 +274,20 @@ void registerPlaneCommands(CLI::App& app, CommandResult& result) {
   auto probe = std::make_shared<PlaneCommandArgs>();
 
   CLI::App* serveCmd = app.add_subcommand(
-      "serve", "run the space's manager plane in this terminal (provisioning, liveness)");
+      "serve",
+      "run the space's planes in this terminal: the manager (provisioning, liveness) and the "
+      "delivery plane (durable channel backstop)");
+  serveCmd->add_option("--planes", serve->planes, "which planes: all, manager or delivery")
+      ->capture_default_str();
+  serveCmd
+      ->add_option("--lease-wait", serve->leaseWaitSeconds,
+                   "seconds to wait for a delivery lease another plane holds (0: refuse)")
+      ->capture_default_str();
+  serveCmd
+      ->add_option("--redelivery", serve->redeliverySeconds,
+                   "seconds an unacknowledged post or copy waits before the delivery plane "
+                   "takes it again (set when its consumers are first created)")
+      ->capture_default_str();
   serveCmd->add_option("--space", serve->space, "space name")->capture_default_str();
   serveCmd->add_option("--server", serve->server,
                        "broker URL (default: the local mesh's, else nats://127.0.0.1:4222)");

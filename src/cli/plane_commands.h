@@ -23,6 +23,13 @@ struct PlaneCommandArgs {
   std::string plane;   // probe: manager | delivery
   bool json = false;
   double timeoutSeconds = 1.5;
+  // serve: which planes run here (all | manager | delivery).
+  std::string planes = "all";
+  // serve: how long to wait for a delivery lease another plane holds (a crashed holder's row
+  // expires after 30 s); 0 refuses at once.
+  double leaseWaitSeconds = 0;
+  // serve: the ack wait the fan-out and reader consumers are created with.
+  double redeliverySeconds = 60;
 };
 
 int runServe(const PlaneCommandArgs& args);

@@ -1,4 +1,5 @@
-// `shoal watch`: a live line stream of presence changes and traffic in a space.
+// `shoal watch`: a live line stream of presence changes, channel memberships and traffic in a
+// space; a channel post names its delivery class (read fresh from the registry).
 #include <cstdio>
 #include <ctime>
 #include <map>
@@ -17,8 +18,12 @@
 #include "cli/message_text.h"
 #include "cli/output.h"
 #include "cli/signal_wait.h"
+#include "mesh/channel_registry.h"
 #include "mesh/operator_identity.h"
+#include "transport/kv.h"
 #include "wire/inbound.h"
+#include "wire/membership.h"
+#include "wire/names.h"
 
 namespace shoal::cli {
 namespace {
@@ -141,20 +146,33 @@ int runWatch(const WatchArgs& args) {
   std::vector<transport::Subscription> subs;
   for (const char* kind : {"chat", "inst", "svc"}) {
     std::string filter = fmt::format("cotal.{}.{}.>", target->space, kind);
-    auto sub = (*endpoint)->connection().subscribe(filter, [printer](transport::Message m) {
-      auto d = wire::readDelivery(m.subject, m.data);
-      if (!d.isOk()) {
-        printer->line("refused", fmt::format("{}: {}", m.subject, d.status().toString()),
-                      {{"subject", m.subject}, {"reason", std::string(d.status().reason())}});
-        return;
-      }
-      printer->line("traffic", trafficLine(d->kind, d->message, false),
-                    {{"kind", std::string(wire::deliveryKindName(d->kind))},
-                     {"id", d->message.id},
-                     {"from", d->message.from.id},
-                     {"target", d->message.routing.target},
-                     {"text", messageText(d->message)}});
-    });
+    mesh::Endpoint* ep = endpoint->get();
+    const std::string space = target->space;
+    auto sub =
+        (*endpoint)->connection().subscribe(filter, [printer, ep, space](transport::Message m) {
+          auto d = wire::readDelivery(m.subject, m.data);
+          if (!d.isOk()) {
+            printer->line("refused", fmt::format("{}: {}", m.subject, d.status().toString()),
+                          {{"subject", m.subject}, {"reason", std::string(d.status().reason())}});
+            return;
+          }
+          std::string line = trafficLine(d->kind, d->message, false);
+          json::object fields{{"kind", std::string(wire::deliveryKindName(d->kind))},
+                              {"id", d->message.id},
+                              {"from", d->message.from.id},
+                              {"target", d->message.routing.target},
+                              {"text", messageText(d->message)}};
+          if (d->kind == wire::DeliveryKind::kChannel) {
+            auto effective =
+                mesh::readEffectiveChannel(ep->jetStream(), space, d->message.routing.target);
+            if (effective.isOk()) {
+              const std::string cls(wire::deliveryClassName(effective->deliveryClass));
+              line += " [" + cls + "]";
+              fields["class"] = cls;
+            }
+          }
+          printer->line("traffic", line, std::move(fields));
+        });
     if (!sub.isOk()) return printFailure(what, sub.status());
     subs.push_back(std::move(sub).value());
   }
@@ -164,12 +182,48 @@ int runWatch(const WatchArgs& args) {
   printer->line("watching",
                 fmt::format("space {} on {} (Ctrl-C to stop)", target->space, target->url));
 
+  // Durable channel memberships as the delivery plane records them: the current ones first,
+  // then every join and leave.
+  std::optional<transport::KvWatcher> members;
+  if (auto bucket = wire::bucketName(wire::Bucket::kMembers, target->space); bucket.isOk()) {
+    auto kv = transport::KeyValue::openBucket((*endpoint)->jetStream(), *bucket);
+    if (kv.isOk()) {
+      auto w = kv->watchAll();
+      if (w.isOk()) members.emplace(std::move(w).value());
+    }
+  }
+  auto showMember = [&](const transport::KvEntry& e) {
+    if (e.operation != transport::KvOperation::kPut) return;
+    auto r = wire::decodeMembership(e.value);
+    if (!r.isOk()) return;
+    const std::string who = r->member.dotForm();
+    json::object fields{{"channel", r->channel},           {"member", who},
+                        {"lifecycleUid", r->lifecycleUid}, {"generation", r->generation},
+                        {"joinCursor", r->joinCursor},     {"active", r->active()}};
+    if (r->leaveCursor) fields["leaveCursor"] = *r->leaveCursor;
+    printer->line("member",
+                  r->active() ? fmt::format("{} is a durable member of #{} (after seq {}, "
+                                            "generation {})",
+                                            who, r->channel, r->joinCursor, r->generation)
+                              : fmt::format("{} left #{} (copies end at seq {})", who, r->channel,
+                                            *r->leaveCursor),
+                  std::move(fields));
+  };
+
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::milliseconds(static_cast<int64_t>(args.forSeconds * 1000));
   while (true) {
-    if (waitForStopSignal(std::chrono::milliseconds(200))) break;
+    if (members) {
+      if (waitForStopSignal(std::chrono::milliseconds(0))) break;
+      auto next = members->next(std::chrono::milliseconds(200));
+      if (next.isOk() && next->has_value()) showMember(**next);
+      if (!next.isOk()) members.reset();
+    } else if (waitForStopSignal(std::chrono::milliseconds(200))) {
+      break;
+    }
     if (args.forSeconds > 0 && std::chrono::steady_clock::now() >= deadline) break;
   }
+  if (members) members->stop();
   subs.clear();
   (void)(*endpoint)->close();
   return 0;

@@ -7,10 +7,13 @@
 
 #include "base/ids.h"
 #include "base/log.h"
+#include "mesh/channel_registry.h"
+#include "mesh/delivery_rail.h"
 #include "mesh/durable_pump.h"
 #include "mesh/provision_client.h"
 #include "transport/pull_consumer.h"
 #include "wire/channel.h"
+#include "wire/delivery_frame.h"
 #include "wire/inbound.h"
 #include "wire/names.h"
 #include "wire/subject.h"
@@ -96,6 +99,7 @@ Status Endpoint::start() {
 
   // Durables first: a peer that appears in the roster can already be written to.
   std::optional<transport::PullConsumer> dm;
+  std::optional<transport::PullConsumer> dlv;
   std::vector<transport::PullConsumer> roles;
   if (options_.receiveDirect || !options_.serviceRoles.empty()) {
     SHOAL_ASSIGN_OR_RETURN(
@@ -111,6 +115,22 @@ Status Endpoint::start() {
                              transport::PullConsumer::bind(*js_, dmStream, reply.durable));
       dm.emplace(std::move(bound));
       dmDurable_ = reply.durable;
+    }
+    if (options_.receiveDirect) {
+      // Durable channel copies (the delivery plane's backstop). A space ensured by an older
+      // manager has no DLV stream: channels stay live-only and each durable join says so.
+      auto name = wire::dlvDurable(options_.principal, options_.lifecycleUid);
+      auto stream = wire::streamName(wire::Stream::kDlv, options_.space);
+      auto bound = name.isOk() && stream.isOk()
+                       ? transport::PullConsumer::bind(*js_, *stream, *name)
+                       : Result<transport::PullConsumer>(name.status());
+      if (bound.isOk()) {
+        dlv.emplace(std::move(*bound));
+        dlvDurable_ = *name;
+      } else {
+        warn(bound.status().withContext(
+            "durable channel copies unavailable (no DLV durable; re-run `shoal serve`)"));
+      }
     }
     for (const auto& role : options_.serviceRoles) {
       auto it = reply.roles.find(role);
@@ -187,6 +207,10 @@ Status Endpoint::start() {
   for (auto& role : roles) {
     pumps_.push_back(
         std::make_unique<DurablePump>(std::move(role), admitOne, problem, pumpOptions));
+  }
+  if (dlv) {
+    pumps_.push_back(std::make_unique<DurablePump>(
+        std::move(*dlv), [this](transport::JsMessage& m) { admitFrame(m); }, problem, pumpOptions));
   }
   return Status::ok();
 }
@@ -317,10 +341,40 @@ Endpoint::Admission Endpoint::admitRead(Path path, Result<wire::InboundDelivery>
 }
 
 void Endpoint::admitDurable(transport::JsMessage& message) {
+  const auto& meta = message.metadata();
+  settle(message, admit(Path::kDurable, message.subject(), message.data(), meta.streamSeq,
+                        meta.numDelivered));
+}
+
+void Endpoint::admitFrame(transport::JsMessage& message) {
+  const auto& meta = message.metadata();
+  // The frame's own checks (cotal-wire.md §7.5 step 3), then the post goes through the same
+  // admission as a live copy, under the CHAT subject its sender published on: the plane checked
+  // that sender at fan-out, and from.id must still match it here.
+  auto frame = [&]() -> Result<std::pair<std::string, std::string>> {
+    if (message.header(wire::kDeliveryFrameHeader) != std::string(wire::kDeliveryFrameVersion)) {
+      return invalidArgument("bad-delivery-frame", "missing header Cotal-Delivery-Frame: 1");
+    }
+    SHOAL_ASSIGN_OR_RETURN(wire::DeliveryFrame f, wire::decodeDeliveryFrame(message.data()));
+    SHOAL_ASSIGN_OR_RETURN(wire::Principal sender, wire::parsePrincipal(f.msg.from.id));
+    SHOAL_ASSIGN_OR_RETURN(std::string subject,
+                           wire::chatSubject(options_.space, sender, f.channel));
+    SHOAL_ASSIGN_OR_RETURN(std::string payload, wire::encodeMessage(f.msg));
+    return std::make_pair(std::move(subject), std::move(payload));
+  }();
+  if (!frame.isOk()) {
+    std::lock_guard lock(admitMu_);
+    ++counters_.anomalies;
+    settle(message, Admission{Admission::Outcome::kAnomaly, frame.status()});
+    return;
+  }
+  settle(message,
+         admit(Path::kDurable, frame->first, frame->second, meta.streamSeq, meta.numDelivered));
+}
+
+void Endpoint::settle(transport::JsMessage& message, const Admission& a) {
   using Outcome = Admission::Outcome;
   const auto& meta = message.metadata();
-  Admission a =
-      admit(Path::kDurable, message.subject(), message.data(), meta.streamSeq, meta.numDelivered);
   Status acked;
   switch (a.outcome) {
     case Outcome::kSurfaced:
@@ -395,11 +449,53 @@ Result<JoinReport> Endpoint::join(std::string_view channel, const JoinOptions& o
     std::lock_guard lock(channelsMu_);
     channels_.emplace(report.channel, std::move(sub));
   }
-  if (options.replay && wire::isConcreteChannel(channel) && report.watermark > 0) {
+  // One resolution of class and replay, read fresh (mesh/channel_registry.h). A wildcard
+  // pattern is live only: membership and history are per concrete channel.
+  std::optional<EffectiveChannel> effective;
+  if (wire::isConcreteChannel(channel)) {
+    auto read = readEffectiveChannel(*js_, options_.space, channel);
+    if (read.isOk()) {
+      effective = std::move(*read);
+      report.deliveryClass = std::string(wire::deliveryClassName(effective->deliveryClass));
+    } else {
+      warn(read.status().withContext("joined #" + report.channel +
+                                     " live; its registry config could not be read"));
+    }
+  }
+  if (effective && effective->deliveryClass == wire::DeliveryClass::kDurable) {
+    if (dlvDurable_.empty()) {
+      report.backstop =
+          "joined live, durable backstop unestablished: this endpoint has no DLV "
+          "durable to receive copies on";
+    } else {
+      auto member =
+          requestDurableJoin(*conn_, options_.space, options_.principal, options_.lifecycleUid,
+                             report.channel, report.watermark, options_.provisionTimeout);
+      if (member.isOk() && member->durable) {
+        report.durable = true;
+        report.generation = member->generation;
+        std::lock_guard lock(channelsMu_);
+        durableGenerations_[report.channel] = member->generation;
+      } else {
+        report.backstop = "joined live, durable backstop unestablished: " +
+                          (member.isOk() ? std::string("the delivery plane declined")
+                                         : member.status().toString());
+      }
+    }
+    if (!report.backstop.empty())
+      warn(unavailable("durable-backstop-unestablished",
+                       "#" + report.channel + ": " + report.backstop));
+  }
+  report.replay = options.replay.value_or(effective ? effective->replay : false);
+  std::optional<std::chrono::milliseconds> window = options.replayWindow;
+  if (!window && effective && effective->replayWindowMs) {
+    window = std::chrono::milliseconds(*effective->replayWindowMs);
+  }
+  if (report.replay && wire::isConcreteChannel(channel) && report.watermark > 0) {
     HistoryOptions h;
     h.watermark = report.watermark;
-    if (options.replayWindow) {
-      h.sinceMs = Clock::real().wallMs() - options.replayWindow->count();
+    if (window) {
+      h.sinceMs = Clock::real().wallMs() - window->count();
     }
     auto page = history(channel, h);
     if (!page.isOk()) {
@@ -419,6 +515,27 @@ Result<JoinReport> Endpoint::join(std::string_view channel, const JoinOptions& o
 
 Status Endpoint::leave(std::string_view channel) {
   std::optional<transport::Subscription> sub;
+  std::optional<uint64_t> generation;
+  {
+    std::lock_guard lock(channelsMu_);
+    if (channels_.count(std::string(channel)) == 0) {
+      return notFound("not-joined", "not joined to channel '" + std::string(channel) + "'");
+    }
+    if (auto g = durableGenerations_.find(std::string(channel)); g != durableGenerations_.end()) {
+      generation = g->second;
+    }
+  }
+  // The membership is tombstoned first (fail-closed): a leave the plane did not record would
+  // keep copies coming after the user was told they left.
+  if (generation) {
+    auto left =
+        requestDurableLeave(*conn_, options_.space, options_.principal, options_.lifecycleUid,
+                            channel, *generation, options_.provisionTimeout);
+    if (!left.isOk()) {
+      return left.status().withContext("still joined to #" + std::string(channel) +
+                                       ": the delivery plane did not record the leave");
+    }
+  }
   {
     std::lock_guard lock(channelsMu_);
     auto it = channels_.find(std::string(channel));
@@ -427,6 +544,7 @@ Status Endpoint::leave(std::string_view channel) {
     }
     sub.emplace(std::move(it->second));
     channels_.erase(it);
+    durableGenerations_.erase(std::string(channel));
   }
   sub->unsubscribe();
   return Status::ok();

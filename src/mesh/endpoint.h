@@ -130,8 +130,11 @@ struct SendReceipt {
 };
 
 struct JoinOptions {
-  bool replay = false;  // read the channel's history up to the watermark (historical copies)
-  std::optional<std::chrono::milliseconds> replayWindow;  // only posts newer than now − window
+  // Read the channel's history up to the watermark (historical copies). Unset: the channel's
+  // effective `replay` from the registry (mesh/channel_registry.h).
+  std::optional<bool> replay;
+  // Only posts newer than now − window. Unset: the registry's effective `replayWindow`.
+  std::optional<std::chrono::milliseconds> replayWindow;
 };
 
 struct JoinReport {
@@ -140,6 +143,13 @@ struct JoinReport {
   uint64_t watermark = 0;  // CHAT last_seq read before subscribing
   size_t replayed = 0;     // historical copies surfaced
   size_t replaySkipped = 0;
+  bool replay = false;        // whether history was read (the effective value)
+  std::string deliveryClass;  // "live" | "durable"; empty for a wildcard pattern (live only)
+  bool durable = false;       // the delivery plane recorded a durable membership
+  uint64_t generation = 0;    // of that membership
+  // Set when the channel is durable but the backstop is not: "joined live, durable backstop
+  // unestablished: <why>" (never silent).
+  std::string backstop;
 };
 
 struct ReceiveCounters {
@@ -163,6 +173,8 @@ class Endpoint {
   const std::string& lifecycleUid() const { return options_.lifecycleUid; }
   // Empty when the endpoint does not receive DMs.
   const std::string& dmDurable() const { return dmDurable_; }
+  // Empty when no durable channel copies are received (no DLV durable bound).
+  const std::string& dlvDurable() const { return dlvDurable_; }
   transport::Connection& connection() { return *conn_; }
   transport::JetStream& jetStream() { return *js_; }
 
@@ -176,7 +188,10 @@ class Endpoint {
   // Subscribes live (effective only once the broker accepted it); a refusal is
   // kPermissionDenied `join-refused` and leaves nothing subscribed.
   Result<JoinReport> join(std::string_view channel, const JoinOptions& options = {});
-  // Unsubscribes; kNotFound `not-joined` if not joined. Leaving the last channel is allowed.
+  // A durable membership is tombstoned at the delivery plane first (fail-closed: if that fails,
+  // nothing is unsubscribed and the error says why), then the live subscription ends.
+  // kNotFound `not-joined` if not joined. Leaving the last channel is allowed. close() keeps
+  // durable memberships: going offline is what the backstop is for.
   Status leave(std::string_view channel);
   std::vector<std::string> channels() const;
   // A read-only look at a channel's stored posts (never consumes, never surfaces).
@@ -219,6 +234,9 @@ class Endpoint {
   Admission admitRead(Path path, Result<wire::InboundDelivery> inbound, std::string_view subject,
                       uint64_t streamSeq, uint64_t numDelivered);
   void admitDurable(transport::JsMessage& message);
+  // A delivery-plane copy from the DLV durable: frame checks, then the one admission path.
+  void admitFrame(transport::JsMessage& message);
+  void settle(transport::JsMessage& message, const Admission& a);
 
   // Runs `fn` on the view loop and waits; kFailedPrecondition if called from that loop.
   template <typename T>
@@ -227,6 +245,7 @@ class Endpoint {
   EndpointOptions options_;
   std::string selfId_;
   std::string dmDurable_;
+  std::string dlvDurable_;
 
   EventLoopThread viewLoop_;
   EventLoopThread presenceLoop_;
@@ -243,6 +262,7 @@ class Endpoint {
 
   mutable std::mutex channelsMu_;
   std::map<std::string, transport::Subscription> channels_;  // guarded by channelsMu_
+  std::map<std::string, uint64_t> durableGenerations_;       // guarded by channelsMu_
   std::mutex historyMu_;  // one chathist consumer per uid: reads are serialised
 
   std::mutex deniedMu_;

@@ -7,6 +7,7 @@
 
 #include "base/log.h"
 #include "transport/kv.h"
+#include "wire/membership.h"
 #include "wire/subject.h"
 #include "wire/token.h"
 
@@ -220,6 +221,11 @@ StreamConfig spaceStreamConfig(wire::Stream stream, std::string_view space,
     case wire::Stream::kTask:
       c.retention = transport::RetentionPolicy::kWorkQueue;
       break;
+    case wire::Stream::kInbox:
+    case wire::Stream::kDlv:
+      c.maxMsgsPerSubject = kBackstopMaxMsgsPerSubject;
+      c.duplicateWindow = kBackstopDuplicateWindow;
+      break;
     default:
       break;
   }
@@ -231,15 +237,17 @@ Result<SpaceReport> ensureSpace(JetStream& js, std::string_view space,
   SHOAL_RETURN_IF_ERROR(wire::validateSpace(space));
   SpaceReport report;
   report.space = std::string(space);
-  for (wire::Stream s :
-       {wire::Stream::kChat, wire::Stream::kDm, wire::Stream::kTask, wire::Stream::kWake}) {
+  for (wire::Stream s : {wire::Stream::kChat, wire::Stream::kDm, wire::Stream::kTask,
+                         wire::Stream::kWake, wire::Stream::kInbox, wire::Stream::kDlv}) {
     SHOAL_ASSIGN_OR_RETURN(ResourceOutcome r,
                            ensureStream(js, spaceStreamConfig(s, space, profile)));
     report.resources.push_back(std::move(r));
   }
   const BucketSpec buckets[] = {{wire::Bucket::kPresence, kPresenceTtl},
                                 {wire::Bucket::kChannels, std::chrono::milliseconds(0)},
-                                {wire::Bucket::kDelivery, kDeliveryLeaseTtl}};
+                                {wire::Bucket::kDelivery, kDeliveryLeaseTtl},
+                                {wire::Bucket::kMembers, std::chrono::milliseconds(0)},
+                                {wire::Bucket::kAcl, std::chrono::milliseconds(0)}};
   for (const BucketSpec& spec : buckets) {
     SHOAL_ASSIGN_OR_RETURN(std::string name, wire::bucketName(spec.bucket, space));
     transport::KvConfig config;
@@ -321,6 +329,46 @@ Result<PrincipalReport> provisionPrincipal(JetStream& js, std::string_view space
     auto added = js.addConsumer(taskStream, c);
     if (!added.isOk()) return added.status().withContext("creating durable " + durable);
     report.roleCreated[role] = true;
+  }
+
+  // The lifecycle's durable channel copies (the delivery plane's trusted reader writes them).
+  SHOAL_ASSIGN_OR_RETURN(std::string dlvStream, wire::streamName(wire::Stream::kDlv, space));
+  SHOAL_ASSIGN_OR_RETURN(report.dlvDurable, wire::dlvDurable(principal, lifecycleUid));
+  auto dlv = js.consumerInfo(dlvStream, report.dlvDurable);
+  if (!dlv.isOk()) {
+    if (dlv.status().code() != StatusCode::kNotFound ||
+        dlv.status().reason() == "stream-not-found") {
+      return dlv.status().withContext("reading durable " + report.dlvDurable +
+                                      " (re-run `shoal serve` to ensure the space)");
+    }
+    transport::ConsumerConfig c;
+    c.durable = report.dlvDurable;
+    SHOAL_ASSIGN_OR_RETURN(c.filterSubject, wire::dlvSubject(space, principal, lifecycleUid));
+    c.ackPolicy = transport::AckPolicy::kExplicit;
+    c.ackWait = kMessagingAckWait;
+    c.deliverPolicy = transport::DeliverPolicy::kAll;
+    auto added = js.addConsumer(dlvStream, c);
+    if (!added.isOk()) return added.status().withContext("creating durable " + c.durable);
+    report.dlvCreated = true;
+  }
+
+  // The read ACL the trusted reader re-checks every copy against (open profile: everything).
+  SHOAL_ASSIGN_OR_RETURN(std::string aclBucket, wire::bucketName(wire::Bucket::kAcl, space));
+  auto acl = transport::KeyValue::openBucket(js, aclBucket);
+  if (!acl.isOk()) return acl.status().withContext("opening " + aclBucket);
+  SHOAL_ASSIGN_OR_RETURN(std::string aclKey, wire::lifecycleKeyForm(principal, lifecycleUid));
+  wire::AclRecord record;
+  record.allowSubscribe = {std::string(kOpenReadAcl)};
+  record.revision = 1;
+  record.updatedAt = std::chrono::duration_cast<std::chrono::milliseconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+  SHOAL_ASSIGN_OR_RETURN(std::string aclValue, wire::encodeAcl(record));
+  auto created = acl->create(aclKey, aclValue);
+  if (created.isOk()) {
+    report.aclCreated = true;
+  } else if (created.status().code() != StatusCode::kAlreadyExists) {
+    return created.status().withContext("writing the read ACL of " + aclKey);
   }
   return report;
 }

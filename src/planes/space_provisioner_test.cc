@@ -6,6 +6,7 @@
 #include "transport/jetstream.h"
 #include "transport/kv.h"
 #include "transport/pull_consumer.h"
+#include "wire/membership.h"
 #include "wire/subject.h"
 
 #include <gtest/gtest.h>
@@ -34,14 +35,15 @@ class SpaceProvisionerTest : public testing::NatsServerTest {
 const wire::Principal kAlice{"local", "alice"};
 const wire::Principal kBob{"local", "bob"};
 
-// ensureSpace creates the four streams and three buckets with Shoal's configs.
+// ensureSpace creates the six streams and five buckets with Shoal's configs.
 TEST_F(SpaceProvisionerTest, EnsureSpaceCreatesEveryStreamAndBucketWithItsConfig) {
   auto report = ensureSpace(*js_, "main");
   ASSERT_TRUE(report.isOk()) << report.status().toString();
   EXPECT_EQ(report->namesIn(ResourceState::kCreated),
-            (std::vector<std::string>{"CHAT_main", "DM_main", "TASK_main", "WAKE_main",
-                                      "cotal_presence_main", "cotal_channels_main",
-                                      "cotal_channels_main/=defaults", "cotal_delivery_main"}));
+            (std::vector<std::string>{
+                "CHAT_main", "DM_main", "TASK_main", "WAKE_main", "INBOX_main", "DLV_main",
+                "cotal_presence_main", "cotal_channels_main", "cotal_channels_main/=defaults",
+                "cotal_delivery_main", "cotal_members_main", "cotal_acl_main"}));
 
   auto chat = js_->streamInfo("CHAT_main");
   ASSERT_TRUE(chat.isOk());
@@ -63,6 +65,13 @@ TEST_F(SpaceProvisionerTest, EnsureSpaceCreatesEveryStreamAndBucketWithItsConfig
   auto wake = js_->streamInfo("WAKE_main");
   ASSERT_TRUE(wake.isOk());
   EXPECT_EQ(wake->config.subjects.size(), 2u);
+
+  for (const char* name : {"INBOX_main", "DLV_main"}) {
+    auto backstop = js_->streamInfo(name);
+    ASSERT_TRUE(backstop.isOk()) << name;
+    EXPECT_EQ(backstop->config.duplicateWindow, kBackstopDuplicateWindow) << name;
+    EXPECT_EQ(backstop->config.maxMsgsPerSubject, kBackstopMaxMsgsPerSubject) << name;
+  }
 
   auto presence = js_->streamInfo("KV_cotal_presence_main");
   ASSERT_TRUE(presence.isOk());
@@ -149,6 +158,26 @@ TEST_F(SpaceProvisionerTest, ReprovisionKeepsTheOriginalDurable) {
   EXPECT_FALSE(second->dmCreated);
   EXPECT_EQ(second->frontier, 1u);
   EXPECT_EQ(js_->consumerInfo("DM_main", first->dmDurable)->config.optStartSeq, 2u);
+
+  // The lifecycle's DLV durable and read-ACL row are made once; an operator's ACL is kept.
+  EXPECT_TRUE(first->dlvCreated);
+  EXPECT_TRUE(first->aclCreated);
+  EXPECT_FALSE(second->dlvCreated);
+  EXPECT_FALSE(second->aclCreated);
+  auto dlv = js_->consumerInfo("DLV_main", first->dlvDurable);
+  ASSERT_TRUE(dlv.isOk()) << dlv.status().toString();
+  EXPECT_EQ(dlv->config.filterSubject, "cotal.main.dlv.local.alice." + u);
+  auto acl = transport::KeyValue::openBucket(*js_, "cotal_acl_main");
+  ASSERT_TRUE(acl.isOk());
+  auto row = acl->get("local.alice." + u);
+  ASSERT_TRUE(row.isOk()) << row.status().toString();
+  auto decoded = wire::decodeAcl(row->value);
+  ASSERT_TRUE(decoded.isOk());
+  EXPECT_EQ(decoded->allowSubscribe, std::vector<std::string>{">"});
+  ASSERT_TRUE(acl->put("local.alice." + u, R"({"allowSubscribe":["ops"],"revision":2})").isOk());
+  ASSERT_TRUE(provisionPrincipal(*js_, "main", kAlice, u, {}).isOk());
+  EXPECT_EQ(wire::decodeAcl(acl->get("local.alice." + u)->value)->allowSubscribe,
+            std::vector<std::string>{"ops"});
 }
 
 // An empty DM stream gives frontier 0 and a durable that delivers everything.

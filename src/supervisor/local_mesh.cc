@@ -103,7 +103,9 @@ bool waitForDaemon(const MeshPaths& paths, milliseconds timeout) {
   return false;
 }
 
-// Polls the manager plane's liveness until it answers `bound` or `timeout` passes.
+// Polls the manager plane's liveness, then the delivery plane's, until both answer `bound` or
+// `timeout` passes; true when the manager is bound (the delivery plane may still be waiting
+// out a crashed holder's lease: `shoal status` shows it).
 bool waitForManager(const MeshRecord& record, milliseconds timeout) {
   transport::ConnectOptions options;
   options.servers = {record.url};
@@ -113,12 +115,18 @@ bool waitForManager(const MeshRecord& record, milliseconds timeout) {
   if (!conn.isOk()) return false;
   const wire::Principal caller = mesh::localOperator().principal;
   auto deadline = std::chrono::steady_clock::now() + timeout;
+  bool manager = false;
   while (std::chrono::steady_clock::now() < deadline) {
-    auto verdict = mesh::probeLiveness(**conn, record.space, caller, "manager", milliseconds(500));
-    if (verdict.isOk() && verdict->responder == wire::Responder::kBound) return true;
+    const char* plane = manager ? "delivery" : "manager";
+    auto verdict = mesh::probeLiveness(**conn, record.space, caller, plane, milliseconds(500));
+    if (verdict.isOk() && verdict->responder == wire::Responder::kBound) {
+      if (manager) return true;
+      manager = true;
+      continue;
+    }
     std::this_thread::sleep_for(kPollInterval);
   }
-  return false;
+  return manager;
 }
 
 bool waitUntilGone(pid_t pid, milliseconds timeout) {
@@ -247,10 +255,10 @@ Status superviseUntilStopped(const MeshPaths& paths, const UpOptions& options,
   brokerPolicy.started(std::chrono::steady_clock::now());
   std::optional<ServiceProcess> planes;
   if (options.withPlanes) {
-    planes.emplace(
-        "shoal serve",
-        std::vector<std::string>{"serve", "--space", paths.space, "--server", record.url},
-        paths.planesLog, paths.space);
+    planes.emplace("shoal serve",
+                   std::vector<std::string>{"serve", "--space", paths.space, "--server", record.url,
+                                            "--lease-wait", "45"},
+                   paths.planesLog, paths.space);
   }
   std::optional<ServiceProcess> daemon;
   if (options.withDaemon) {

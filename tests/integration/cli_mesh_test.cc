@@ -57,11 +57,12 @@ TEST_F(CliMeshTest, UpStatusDownLifecycle) {
   EXPECT_FALSE(v.at("broker").at("version").as_string().empty());
   EXPECT_EQ(v.at("mode").as_string(), "open");
   EXPECT_EQ(v.at("local").at("storeDir").as_string(), rec->storeDir);
-  // `up` returns once the manager plane serves; nothing answers for delivery yet (issue 7).
+  // `up` returns once the manager and delivery planes serve.
   ASSERT_EQ(v.at("planes").as_array().size(), 2u);
   EXPECT_EQ(v.at("planes").at(0).at("plane").as_string(), "manager");
   EXPECT_EQ(v.at("planes").at(0).at("responder").as_string(), "bound");
-  EXPECT_EQ(v.at("planes").at(1).at("responder").as_string(), "unbound");
+  EXPECT_EQ(v.at("planes").at(1).at("plane").as_string(), "delivery");
+  EXPECT_EQ(v.at("planes").at(1).at("responder").as_string(), "bound");
   auto servePid = static_cast<pid_t>(v.at("local").at("servePid").as_int64());
   EXPECT_TRUE(processExists(servePid));
 

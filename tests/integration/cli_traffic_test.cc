@@ -186,6 +186,60 @@ TEST_F(CliTrafficTest, WatchStreamsPresenceAndTraffic) {
   EXPECT_TRUE(outputShows(*watch, "carol (local.carol) idle → offline")) << watch->output();
 }
 
+// A durable channel end to end under `shoal up`: the join says it is durable, `channels list`
+// shows the member, `watch` shows the membership and the post's class, `deliver pending`
+// shows the plane's job and the member's copies, and the peer shows the post once (its live
+// and durable copies are one delivery).
+TEST_F(CliTrafficTest, DurableChannelMembershipIsVisibleEverywhere) {
+  Background* bob = upWithPeer({"--name", "bob", "--channel", "team"});
+  ASSERT_NE(bob, nullptr);
+  EXPECT_TRUE(outputShows(*bob, "✓ joined #team (durable, member generation 1")) << bob->output();
+  json::object channels = runJson({"channels", "list"});
+  ASSERT_TRUE(channels.contains("members")) << json::serialize(channels);
+  ASSERT_EQ(channels.at("members").at("team").as_array().size(), 1u);
+  EXPECT_EQ(channels.at("members").at("team").at(0).at("member").as_string(), "local.bob");
+
+  Background* watch = spawnShoal({"watch", "--json", "--for", "30"});
+  ASSERT_NE(watch, nullptr);
+  ASSERT_TRUE(outputShows(*watch, R"("type":"watching")")) << watch->output();
+  EXPECT_TRUE(outputShows(*watch, R"("type":"member")")) << watch->output();
+  json::object post = runJson({"send", "msg", "team", "durable", "hello"});
+  EXPECT_TRUE(outputShows(*watch, R"("class":"durable")")) << watch->output();
+  EXPECT_TRUE(outputShows(*bob, ": durable hello")) << bob->output();
+
+  ASSERT_TRUE(eventually([&] {
+    json::object jobs = runJson({"deliver", "pending"});
+    return jobs.at("reader").at("handedOver").as_int64() == 1;
+  }));
+  json::object jobs = runJson({"deliver", "pending"});
+  EXPECT_EQ(jobs.at("totals").at("delivered").as_int64(), 1) << json::serialize(jobs);
+  bool found = false;
+  for (const auto& j : jobs.at("jobs").as_array()) {
+    if (j.at("messageId") == post.at("id") && j.at("key").as_string().starts_with("chat:")) {
+      found = true;
+      EXPECT_EQ(j.at("copies").as_int64(), 1);
+      EXPECT_EQ(j.at("state").as_string(), "delivered");
+    }
+  }
+  EXPECT_TRUE(found) << json::serialize(jobs);
+  CliRun text = shoal({"deliver", "pending"});
+  EXPECT_NE(text.out.find("handed over 1"), std::string::npos) << text.out;
+  ASSERT_TRUE(eventually([&] {
+    json::object peer = runJson({"deliver", "pending", "bob"});
+    return peer.at("channelCopies").is_object() &&
+           peer.at("channelCopies").at("pending").as_int64() == 0 &&
+           peer.at("channelCopies").at("ackPending").as_int64() == 0;
+  }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const std::string out = bob->output();
+  size_t shown = 0;
+  for (size_t at = out.find(": durable hello"); at != std::string::npos;
+       at = out.find(": durable hello", at + 1)) {
+    ++shown;
+  }
+  EXPECT_EQ(shown, 1u) << out;
+}
+
 // `join` reads commands from stdin; a second `join` of the same name is refused.
 TEST_F(CliTrafficTest, JoinRunsScriptedCommands) {
   Background* bob = upWithPeer({"--name", "bob"});
