@@ -137,7 +137,11 @@ json::object statusJson(const supervisor::MeshStatus& s) {
   out["broker"] = std::move(broker);
   json::array planes;
   for (const auto& p : s.planes) {
-    planes.push_back(json::object{{"plane", p.plane},
+    json::object jobs;
+    for (const auto& [state, n] : p.jobs)
+      jobs[state] = n;
+    planes.push_back(json::object{{"jobs", std::move(jobs)},
+                                  {"plane", p.plane},
                                   {"responder", p.responder},
                                   {"instance", p.instance},
                                   {"detail", p.detail}});
@@ -213,6 +217,16 @@ int runStatus(const MeshCommandArgs& args) {
   for (const auto& p : s.planes) {
     std::string line = fmt::format("{} plane: {}", p.plane, p.responder);
     if (!p.instance.empty()) line += fmt::format(" (instance {})", p.instance.substr(0, 12));
+    if (p.plane == "delivery" && !p.jobs.empty()) {
+      auto n = [&](const char* k) {
+        auto it = p.jobs.find(k);
+        return it == p.jobs.end() ? uint64_t{0} : it->second;
+      };
+      line += fmt::format(
+          " — jobs: {} delivered, {} suppressed, {} waiting, {} failed "
+          "(`shoal deliver pending`)",
+          n("delivered"), n("suppressed"), n("pending") + n("leased") + n("retry"), n("failed"));
+    }
     if (p.responder == "bound") {
       printOk(line);
     } else {

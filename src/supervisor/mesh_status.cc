@@ -1,9 +1,12 @@
 #include "supervisor/mesh_status.h"
 
+#include <boost/json.hpp>
 #include <sys/types.h>
 
 #include "base/file_system.h"
+#include "base/ids.h"
 #include "base/process_info.h"
+#include "mesh/delivery_rail.h"
 #include "mesh/liveness_probe.h"
 #include "mesh/operator_identity.h"
 #include "transport/connection.h"
@@ -11,6 +14,34 @@
 
 namespace shoal::supervisor {
 namespace {
+
+namespace json = boost::json;
+
+// The delivery plane's job totals (empty when it does not answer).
+std::map<std::string, uint64_t> deliveryJobs(transport::Connection& conn, const std::string& space,
+                                             std::chrono::milliseconds timeout) {
+  std::map<std::string, uint64_t> out;
+  auto uid = newLifecycleUid();
+  if (!uid.isOk()) return out;
+  auto data =
+      mesh::requestDeliveryJobs(conn, space, mesh::localOperator().principal, *uid, timeout);
+  if (!data.isOk()) return out;
+  boost::system::error_code ec;
+  json::value v = json::parse(*data, ec);
+  if (ec || !v.is_object()) return out;
+  auto take = [&](const json::value* o, std::string_view key, const std::string& as) {
+    if (o == nullptr || !o->is_object()) return;
+    const json::value* n = o->as_object().if_contains(key);
+    if (n != nullptr && n->is_number()) out[as] = n->to_number<uint64_t>();
+  };
+  if (const json::value* totals = v.as_object().if_contains("totals");
+      totals != nullptr && totals->is_object()) {
+    for (const auto& kv : totals->as_object())
+      take(totals, kv.key(), std::string(kv.key()));
+  }
+  take(v.as_object().if_contains("pending"), "fanout", "pending");
+  return out;
+}
 
 BrokerStatus askBroker(const std::string& url, std::chrono::milliseconds timeout,
                        const std::string& space, std::vector<PlaneStatus>* planes) {
@@ -58,6 +89,8 @@ BrokerStatus askBroker(const std::string& url, std::chrono::milliseconds timeout
       ps.responder = "unknown";
       ps.detail = verdict.status().toString();
     }
+    if (plane == "delivery" && ps.responder == "bound")
+      ps.jobs = deliveryJobs(**conn, space, timeout);
     planes->push_back(std::move(ps));
   }
   return out;

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,6 +36,9 @@ struct PlaneStatus {
   std::string responder;  // "bound" | "unbound" | "stale" | "unknown"
   std::string instance;   // the responder's per-bind token, when it answered
   std::string detail;     // how the verdict was reached ("no responders", "timeout", ...)
+  // delivery, when bound: its fan-out job totals by state (delivered, suppressed, retry,
+  // failed, leased) plus "pending" (posts not fetched yet), from the plane's `jobs` op.
+  std::map<std::string, uint64_t> jobs;
 };
 
 struct MeshStatus {

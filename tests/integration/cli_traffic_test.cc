@@ -224,6 +224,11 @@ TEST_F(CliTrafficTest, DurableChannelMembershipIsVisibleEverywhere) {
   EXPECT_TRUE(found) << json::serialize(jobs);
   CliRun text = shoal({"deliver", "pending"});
   EXPECT_NE(text.out.find("handed over 1"), std::string::npos) << text.out;
+  json::object status = runJson({"status"});
+  EXPECT_EQ(status.at("planes").at(1).at("jobs").at("delivered").as_int64(), 1)
+      << json::serialize(status);
+  CliRun human = shoal({"status"});
+  EXPECT_NE(human.out.find("jobs: 1 delivered"), std::string::npos) << human.out;
   ASSERT_TRUE(eventually([&] {
     json::object peer = runJson({"deliver", "pending", "bob"});
     return peer.at("channelCopies").is_object() &&
