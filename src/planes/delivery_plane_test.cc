@@ -6,6 +6,7 @@
 #include "planes/delivery_plane.h"
 
 #include <algorithm>
+#include <deque>
 #include <mutex>
 #include <set>
 #include <string>
@@ -187,7 +188,11 @@ class DeliveryPlaneTest : public shoal::testing::ManagedSpaceTest {
   std::unique_ptr<transport::Connection> planeConn_;
   std::optional<transport::JetStream> planeJs_;
   std::unique_ptr<DeliveryPlane> plane_;
+  // Inboxes outlive the endpoints that write into them (endpoints_ is destroyed first).
+  Inbox& inbox() { return inboxes_.emplace_back(); }
+
   std::atomic<bool> lost_{false};
+  std::deque<Inbox> inboxes_;
   std::vector<std::unique_ptr<mesh::Endpoint>> endpoints_;
 };
 
@@ -195,7 +200,7 @@ class DeliveryPlaneTest : public shoal::testing::ManagedSpaceTest {
 // reconnecting — from its DLV durable, without joining again.
 TEST_F(DeliveryPlaneTest, OfflineDurableMemberGetsThePostExactlyOnceAfterReconnecting) {
   const std::string aliceUid = uid();
-  Inbox first;
+  Inbox& first = inbox();
   auto* alice = open("alice", aliceUid, &first);
   ASSERT_NE(alice, nullptr);
   auto joined = alice->join("team");
@@ -214,7 +219,7 @@ TEST_F(DeliveryPlaneTest, OfflineDurableMemberGetsThePostExactlyOnceAfterReconne
   EXPECT_EQ(jobFor(id)->copies, 1u);  // alice only: never the sender
   ASSERT_TRUE(eventually([&] { return dlvBacklog("alice", aliceUid) == 1; }));
 
-  Inbox second;
+  Inbox& second = inbox();
   auto* back = open("alice", aliceUid, &second);
   ASSERT_NE(back, nullptr);
   ASSERT_TRUE(eventually([&] { return second.count() >= 1; }));
@@ -240,7 +245,8 @@ TEST_F(DeliveryPlaneTest, LiveChannelCopiesOnlyForAuthorisedMentions) {
   setChannel("lobby", R"({"deliveryClass":"live"})");
   const std::string aliceUid = uid();
   const std::string carolUid = uid();
-  Inbox a0, c0;
+  Inbox& a0 = inbox();
+  Inbox& c0 = inbox();
   auto* alice = open("alice", aliceUid, &a0);
   auto* carol = open("carol", carolUid, &c0);
   ASSERT_TRUE(alice && carol);
@@ -268,7 +274,8 @@ TEST_F(DeliveryPlaneTest, LiveChannelCopiesOnlyForAuthorisedMentions) {
   EXPECT_EQ(jobFor(mention->stored.messageId)->copies, 1u);  // carol's ACL does not cover it
   ASSERT_TRUE(planeIdle());
 
-  Inbox a1, c1;
+  Inbox& a1 = inbox();
+  Inbox& c1 = inbox();
   ASSERT_NE(open("alice", aliceUid, &a1), nullptr);
   ASSERT_NE(open("carol", carolUid, &c1), nullptr);
   ASSERT_TRUE(eventually([&] { return a1.count() >= 1; }));
@@ -291,8 +298,8 @@ TEST_F(DeliveryPlaneTest, LateJoinerGetsHistoryMarkedHistoricalAndNoDuplicates) 
   ASSERT_TRUE(fannedOut(h2->stored.messageId));
 
   const std::string aliceUid = uid();
-  Inbox inbox;
-  auto* alice = open("alice", aliceUid, &inbox);
+  Inbox& got = inbox();
+  auto* alice = open("alice", aliceUid, &got);
   ASSERT_NE(alice, nullptr);
   auto joined = alice->join("team");  // replay comes from the registry (default on)
   ASSERT_TRUE(joined.isOk());
@@ -308,11 +315,11 @@ TEST_F(DeliveryPlaneTest, LateJoinerGetsHistoryMarkedHistoricalAndNoDuplicates) 
   ASSERT_TRUE(eventually([&] { return dlvBacklog("alice", aliceUid) == 0; }));
   EXPECT_EQ(plane_->jobs().reader().handedOver, 1u);  // no copy at or below the watermark
 
-  ASSERT_EQ(inbox.count(), 3u);
-  EXPECT_EQ(inbox.countOf(h1->stored.messageId), 1u);
-  EXPECT_EQ(inbox.countOf(h2->stored.messageId), 1u);
-  EXPECT_EQ(inbox.countOf(live->stored.messageId), 1u);
-  for (const auto& d : inbox.all()) {
+  ASSERT_EQ(got.count(), 3u);
+  EXPECT_EQ(got.countOf(h1->stored.messageId), 1u);
+  EXPECT_EQ(got.countOf(h2->stored.messageId), 1u);
+  EXPECT_EQ(got.countOf(live->stored.messageId), 1u);
+  for (const auto& d : got.all()) {
     EXPECT_EQ(d.historical, d.message.id != live->stored.messageId) << d.message.id;
   }
   EXPECT_EQ(alice->counters().duplicates, 1u);  // the durable copy of the live post
@@ -322,8 +329,8 @@ TEST_F(DeliveryPlaneTest, LateJoinerGetsHistoryMarkedHistoricalAndNoDuplicates) 
 // after the leave (a redelivered entry), and a rejoin starts a new interval.
 TEST_F(DeliveryPlaneTest, LeaveIsAHardBoundary) {
   const std::string aliceUid = uid();
-  Inbox inbox;
-  auto* alice = open("alice", aliceUid, &inbox);
+  Inbox& got = inbox();
+  auto* alice = open("alice", aliceUid, &got);
   ASSERT_NE(alice, nullptr);
   auto joined = alice->join("team");
   ASSERT_TRUE(joined.isOk() && joined->durable);
@@ -360,7 +367,7 @@ TEST_F(DeliveryPlaneTest, LeaveIsAHardBoundary) {
   EXPECT_EQ(rejoined->generation, 2u);
   EXPECT_GE(membership("team", "alice", aliceUid)->joinCursor, after->stored.seq);
   // The rejoin's replay may show the post as history; it never comes as a durable copy.
-  for (const auto& d : inbox.all()) {
+  for (const auto& d : got.all()) {
     if (d.message.id == after->stored.messageId) {
       EXPECT_TRUE(d.historical);
       EXPECT_FALSE(d.durable);
@@ -372,8 +379,8 @@ TEST_F(DeliveryPlaneTest, LeaveIsAHardBoundary) {
 // delay, then given up with the reason on the job; a revoked ACL ⇒ dropped.
 TEST_F(DeliveryPlaneTest, ReaderDefersUnknownAclAndDropsRevokedOnes) {
   const std::string aliceUid = uid();
-  Inbox inbox;
-  auto* alice = open("alice", aliceUid, &inbox);
+  Inbox& got = inbox();
+  auto* alice = open("alice", aliceUid, &got);
   ASSERT_NE(alice, nullptr);
   ASSERT_TRUE(alice->join("team").isOk());
   auto acl = transport::KeyValue::openBucket(*js_, "cotal_acl_main");
@@ -430,8 +437,8 @@ TEST_F(DeliveryPlaneTest, OneLeasePerSpaceAndTheProbeGradesIt) {
 // leave generation.
 TEST_F(DeliveryPlaneTest, RailRefusalsAreNamed) {
   const std::string aliceUid = uid();
-  Inbox inbox;
-  auto* alice = open("alice", aliceUid, &inbox);
+  Inbox& got = inbox();
+  auto* alice = open("alice", aliceUid, &got);
   ASSERT_NE(alice, nullptr);
   const wire::Principal p{"local", "alice"};
   auto wildcard =
