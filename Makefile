@@ -48,13 +48,15 @@ fuzz-smoke: fuzz-build
 fuzz: fuzz-build
 	@fuzz/run.sh 300 build-fuzz
 
-# SHOAL_BENCH_QUICK=1 shrinks dm_bench, roster_bench and seat_bench to CI size (bench/README.md).
+# SHOAL_BENCH_QUICK=1 shrinks dm_bench, roster_bench, seat_bench and channel_bench to CI size
+# (bench/README.md).
 bench: build
 	@build/bench/wire_bench
 	@build/bench/journal_bench
 	@build/bench/dm_bench
 	@build/bench/roster_bench
 	@build/bench/seat_bench
+	@build/bench/channel_bench
 
 asan: bootstrap
 	@cmake --preset asan >/dev/null && cmake --build --preset asan && ctest --preset asan

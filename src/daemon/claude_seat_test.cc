@@ -151,6 +151,25 @@ class ClaudeSeatTest : public shoal::testing::ManagedSpaceTest {
     return std::nullopt;
   }
 
+  // The ids of the seat's queued records (its local inbox), oldest admission first.
+  std::vector<std::string> queuedIds() {
+    std::vector<std::string> out;
+    auto view = journal::OwnershipJournal::inspect(FileSystem::posix(), profile().cwd);
+    if (!view.isOk()) return out;
+    for (const auto& r : view->live) {
+      if (r.state == journal::OwnerState::kQueued) out.push_back(r.id);
+    }
+    return out;
+  }
+  // Whether the journal holds any record of `id`, live or terminal.
+  bool journalKnows(const std::string& id) {
+    auto view = journal::OwnershipJournal::inspect(FileSystem::posix(), profile().cwd);
+    if (!view.isOk()) return false;
+    auto named = [&](const journal::OwnershipRecord& r) { return r.id == id; };
+    return std::any_of(view->live.begin(), view->live.end(), named) ||
+           std::any_of(view->tombstones.begin(), view->tombstones.end(), named);
+  }
+
   std::string send(const std::string& text) {
     auto sent = alice_->sendDirect("local.reviewer", text);
     EXPECT_TRUE(sent.isOk()) << sent.status().toString();
@@ -786,6 +805,178 @@ TEST_F(ClaudeSeatTest, AttentionDecidesWhatChannelTrafficReachesTheRuntime) {
   auto bad = client.callTool("shoal_status", {{"attention", "asleep"}});
   ASSERT_TRUE(bad.isOk());
   EXPECT_TRUE(bad->at("isError").as_bool());
+}
+
+// The bounded local inbox (local_inbox.h, decision 007): when it is full, pull-only backlog gives
+// way first, then channel traffic — a mention included: directed-ness comes from the subject —
+// oldest first; a queued DM never does, even when it is the oldest.
+TEST_F(ClaudeSeatTest, AFullInboxEvictsPullOnlyBacklogThenChannelTrafficOldestFirst) {
+  SeatProfile p = profile();
+  p.channels = {"general", "ops"};
+  auto seat = open(p, SeatMode::kRunning, [](SeatOptions& so) { so.inboxCapacity = 5; });
+  ASSERT_NE(seat, nullptr);
+  mcp::Client client = mcpClient();
+  auto quiet = client.callTool("shoal_channel_mode", {{"channel", "general"}, {"mode", "quiet"}});
+  ASSERT_TRUE(quiet.isOk());
+  ASSERT_FALSE(quiet->at("isError").as_bool()) << mcp::Client::textOf(*quiet);
+  // A turn that never ends: nothing more is handed over, everything after it stays queued.
+  send("hold the turn FAKE_HANG");
+  ASSERT_TRUE(eventually([&] { return inputsWith("FAKE_HANG") == 1; }));
+  uint64_t admitted = seat->snapshot().counters.admitted;
+  // One at a time, each admitted before the next goes: admission order is sending order.
+  auto admit = [&](const std::function<std::string()>& sendIt) {
+    std::string id = sendIt();
+    EXPECT_TRUE(eventually([&] { return seat->snapshot().counters.admitted == admitted + 1; }))
+        << id;
+    ++admitted;
+    return id;
+  };
+  auto post = [&](const std::string& channel, const std::string& text,
+                  std::vector<std::string> mentions = {}) {
+    return admit([&] {
+      auto posted = alice_->post(channel, text, mentions);
+      EXPECT_TRUE(posted.isOk()) << posted.status().toString();
+      return posted.isOk() ? posted->stored.messageId : std::string();
+    });
+  };
+  const std::string d1 = admit([&] { return send("directed D1_MARK"); });
+  const std::string m1 = post("ops", "for you M1_MARK", {"local.reviewer"});
+  const std::string q1 = post("general", "quiet Q1_MARK");
+  const std::string a1 = post("ops", "ambient A1_MARK");
+  const std::string q2 = post("general", "quiet Q2_MARK");
+  ASSERT_EQ(queuedIds(), (std::vector<std::string>{d1, m1, q1, a1, q2}));
+  EXPECT_EQ(seat->snapshot().counters.inboxEvicted, 0u);
+
+  const std::string a2 = post("ops", "ambient A2_MARK");  // pull-only first: q1, then q2
+  EXPECT_EQ(queuedIds(), (std::vector<std::string>{d1, m1, a1, q2, a2}));
+  const std::string a3 = post("ops", "ambient A3_MARK");
+  EXPECT_EQ(queuedIds(), (std::vector<std::string>{d1, m1, a1, a2, a3}));
+  const std::string a4 = post("ops", "ambient A4_MARK");  // then channel traffic: the mention
+  EXPECT_EQ(queuedIds(), (std::vector<std::string>{d1, a1, a2, a3, a4}));
+  const std::string a5 = post("ops", "ambient A5_MARK");
+  EXPECT_EQ(queuedIds(), (std::vector<std::string>{d1, a2, a3, a4, a5}));
+
+  // The evicted records were acknowledged already: they end failed, with the reason.
+  for (const auto& id : {q1, q2, m1, a1}) {
+    auto t = tombstone(id);
+    ASSERT_TRUE(t.has_value()) << id;
+    EXPECT_EQ(t->state, journal::OwnerState::kFailed) << id;
+    EXPECT_EQ(t->reason.rfind("local-inbox-evicted", 0), 0u) << t->reason;
+  }
+  SeatSnapshot snap = seat->snapshot();
+  EXPECT_EQ(snap.counters.inboxEvicted, 4u);
+  EXPECT_EQ(snap.counters.inboxRefused, 0u);
+  EXPECT_EQ(snap.counters.inboxDropped, 0u);
+  EXPECT_EQ(snap.queued, 5u);
+}
+
+// A directed arrival into an inbox full of directed messages is not acknowledged: nothing
+// directed is dropped, and the broker redelivers it until the session drains the inbox; then it
+// lands exactly once, not marked as a possible repeat.
+TEST_F(ClaudeSeatTest, ADmIntoAnAllDirectedFullInboxWaitsAtTheBrokerAndLandsOnce) {
+  auto seat = open(profile(), SeatMode::kRunning, [](SeatOptions& so) { so.inboxCapacity = 3; });
+  ASSERT_NE(seat, nullptr);
+  send("hold the turn FAKE_HANG");
+  ASSERT_TRUE(eventually([&] { return inputsWith("FAKE_HANG") == 1; }));
+  std::vector<std::string> queued;
+  for (const char* text : {"one D1_MARK", "two D2_MARK", "three D3_MARK"})
+    queued.push_back(send(text));
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().queued == 3; }));
+  const std::string late = send("four LATE_MARK");
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.inboxRefused >= 1; }));
+  SeatSnapshot snap = seat->snapshot();
+  EXPECT_EQ(snap.counters.admitted, 4u);
+  EXPECT_EQ(snap.counters.inboxEvicted, 0u);
+  EXPECT_EQ(snap.counters.inboxDropped, 0u);
+  EXPECT_EQ(snap.counters.failed, 0u);
+  EXPECT_EQ(queuedIds(), queued);  // every queued DM kept
+  EXPECT_FALSE(journalKnows(late));
+
+  // The session drains the inbox (a page claims what is queued): the DM comes back and enters.
+  mcp::Client client = mcpClient();
+  auto first = client.callTool("shoal_inbox", {{"limit", 10}});
+  ASSERT_TRUE(first.isOk()) << first.status().toString();
+  const std::string firstText = mcp::Client::textOf(*first);
+  for (const char* mark : {"D1_MARK", "D2_MARK", "D3_MARK"})
+    EXPECT_NE(firstText.find(mark), std::string::npos) << mark;
+  EXPECT_EQ(firstText.find("LATE_MARK"), std::string::npos);
+  // (The journal file, once the admission's commit returned: the snapshot may be ahead of it.)
+  ASSERT_TRUE(eventually([&] { return queuedIds() == std::vector<std::string>{late}; },
+                         std::chrono::seconds(10)));
+  auto second = client.callTool("shoal_inbox", {{"limit", 10}});
+  ASSERT_TRUE(second.isOk()) << second.status().toString();
+  const std::string secondText = mcp::Client::textOf(*second);
+  const size_t at = secondText.find("LATE_MARK");
+  ASSERT_NE(at, std::string::npos) << secondText;
+  EXPECT_EQ(secondText.find("LATE_MARK", at + 1), std::string::npos) << secondText;
+  // The copies the full inbox refused never reached the runtime: not a possible repeat.
+  EXPECT_EQ(secondText.find(", may repeat an earlier delivery"), std::string::npos) << secondText;
+  ASSERT_TRUE(eventually([&] {
+    auto t = tombstone(late);
+    return t && t->state == journal::OwnerState::kSurfaced;
+  }));
+  snap = seat->snapshot();
+  EXPECT_EQ(snap.counters.admitted, 5u);  // admitted once
+  EXPECT_EQ(snap.counters.failed, 0u);
+  EXPECT_EQ(snap.counters.inboxDropped, 0u);
+}
+
+// A channel post (a mention too) finding the inbox full of directed messages is the victim
+// itself; a live copy has nothing to redeliver it, so it is dropped (acked, never journaled) and
+// counted.
+TEST_F(ClaudeSeatTest, AChannelPostIntoAnAllDirectedFullInboxIsDroppedAsALiveCopy) {
+  SeatProfile p = profile();
+  p.channels = {"ops"};
+  auto seat = open(p, SeatMode::kRunning, [](SeatOptions& so) { so.inboxCapacity = 2; });
+  ASSERT_NE(seat, nullptr);
+  send("hold the turn FAKE_HANG");
+  ASSERT_TRUE(eventually([&] { return inputsWith("FAKE_HANG") == 1; }));
+  const std::vector<std::string> queued{send("one D1_MARK"), send("two D2_MARK")};
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().queued == 2; }));
+
+  auto ambient = alice_->post("ops", "ambient DROP_MARK", {});
+  ASSERT_TRUE(ambient.isOk()) << ambient.status().toString();
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.inboxDropped == 1; }));
+  auto mention = alice_->post("ops", "for you MENTION_MARK", {"local.reviewer"});
+  ASSERT_TRUE(mention.isOk()) << mention.status().toString();
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.inboxDropped == 2; }));
+
+  SeatSnapshot snap = seat->snapshot();
+  EXPECT_EQ(snap.counters.admitted, 3u);  // the three DMs only
+  EXPECT_EQ(snap.counters.inboxEvicted, 0u);
+  EXPECT_EQ(snap.counters.inboxRefused, 0u);
+  EXPECT_EQ(queuedIds(), queued);
+  EXPECT_FALSE(journalKnows(ambient->stored.messageId));
+  EXPECT_FALSE(journalKnows(mention->stored.messageId));
+}
+
+// A sleeping seat whose inbox is full of backlog still wakes for a fresh DM: the DM waits at the
+// broker, its refusal starts the runtime, the backlog drains, and then the DM lands.
+TEST_F(ClaudeSeatTest, AFreshDmRefusedByAFullInboxStillColdStartsASleepingSeat) {
+  {
+    auto seat = open(profile(), SeatMode::kSleeping);  // provisions the DM durable
+    ASSERT_NE(seat, nullptr);
+    seat->stop();
+  }
+  send("old one OLD_MARK");
+  send("old two OLD_MARK");
+  auto seat = open(profile(), SeatMode::kSleeping, [](SeatOptions& so) { so.inboxCapacity = 2; });
+  ASSERT_NE(seat, nullptr);
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().queued == 2; }));
+  EXPECT_EQ(seat->snapshot().counters.launches, 0u);
+
+  const std::string fresh = send("fresh FRESH_MARK");
+  ASSERT_TRUE(eventually([&] { return inputsWith("FRESH_MARK") == 1; }, std::chrono::seconds(15)));
+  SeatSnapshot snap = seat->snapshot();
+  EXPECT_GE(snap.counters.inboxRefused, 1u);
+  EXPECT_EQ(snap.counters.coldStarts, 1u);
+  EXPECT_EQ(inputsWith("OLD_MARK"), 1u);
+  auto inputs = fakeLines("input");
+  ASSERT_GE(inputs.size(), 2u);
+  EXPECT_NE(inputs[0].content.find("OLD_MARK"), std::string::npos);  // the backlog went first
+  EXPECT_EQ(inputs[0].content.find("FRESH_MARK"), std::string::npos);
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.surfaced == 3; }));
+  EXPECT_EQ(inputsWith("FRESH_MARK"), 1u);
 }
 
 }  // namespace

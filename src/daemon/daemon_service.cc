@@ -190,6 +190,9 @@ std::string DaemonService::seatJson(const SeatProfile& profile) {
                  {"replied", c.replied},
                  {"noVisibleReply", c.noVisibleReply},
                  {"replyFailed", c.replyFailed},
+                 {"inboxEvicted", c.inboxEvicted},
+                 {"inboxRefused", c.inboxRefused},
+                 {"inboxDropped", c.inboxDropped},
                  {"note", note}};
   json::array results;
   for (const auto& r : snap.recentResults) {

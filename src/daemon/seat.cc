@@ -19,6 +19,7 @@
 #include "base/process_info.h"
 #include "daemon/admitted_seqs.h"
 #include "daemon/inbox_leases.h"
+#include "daemon/local_inbox.h"
 #include "daemon/presentation.h"
 #include "daemon/reply_ledger.h"
 #include "daemon/runtime_driver.h"
@@ -61,6 +62,9 @@ constexpr std::string_view kChannelModesSection = "attention.channels";
 constexpr std::string_view kAmbientWake = "channel";
 constexpr std::string_view kMentionWake = "channel-mention";
 constexpr std::string_view kPullOnlyWake = "channel-pull";
+// An admission whose evictions lost a race with the gate (a victim was dispatched or claimed
+// meanwhile) chooses again, at most this many times in all.
+constexpr int kInboxAttempts = 3;
 // How long a retirement waits for inbox pages whose write outcome is not known yet.
 constexpr milliseconds kLeaseDrain{2000};
 // How long a shoal_inbox call waits for the gate.
@@ -120,6 +124,8 @@ struct GateEvent {
   Kind kind = Kind::kAdmitted;
   std::string id;      // kAdmitted
   bool fresh = false;  // kAdmitted: a current directed event (may cold-start a sleeping seat)
+  // kAdmitted: `id` was refused by the full local inbox and waits at the broker (not queued).
+  bool waiting = false;
   DriverEvent driver;  // kDriver
   std::shared_ptr<Completion> done;
   std::optional<TimePoint> deadline;    // kStop
@@ -164,6 +170,14 @@ struct ActiveHandoff {
 };
 
 enum class Retiring { kNone, kSleep, kStop };
+
+// The local inbox's class of a queued record (local_inbox.h). Its `wake` was set from the subject
+// the delivery arrived on, so a mention — a channel subject — is channel traffic here.
+InboxClass inboxClassOf(std::string_view wake) {
+  if (wake == kPullOnlyWake) return InboxClass::kPullOnly;
+  if (wake == kAmbientWake || wake == kMentionWake) return InboxClass::kChannel;
+  return InboxClass::kDirected;  // dm, anycast; an unknown class is kept, never evicted
+}
 
 std::string exitText(const DriverEvent& e) {
   std::string out = e.exit ? e.exit->toString() : std::string("exit status unknown");
@@ -212,6 +226,16 @@ class Seat::Impl {
   // --- any thread ---
   void post(GateEvent event);
   mesh::HandlerVerdict admit(const mesh::Delivery& delivery);
+  // The local inbox's verdict for a new id of class `c` (local_inbox.h); `victims` are the
+  // queued records to end in the admitting transaction.
+  InboxVerdict makeRoom(const std::string& id, InboxClass c,
+                        std::vector<journal::OwnershipRecord>& victims);
+  // An arrival the full inbox did not take: refused (not acked) or dropped (acked).
+  mesh::HandlerVerdict turnAway(const mesh::Delivery& delivery, const std::string& id,
+                                InboxVerdict verdict);
+  // Queued records ended to admit `forId`: counted, logged, a failed receipt each.
+  void evicted(const std::vector<journal::OwnershipRecord>& victims, const std::string& forId,
+               const std::string& reason);
   bool isFresh(const mesh::Delivery& delivery) const;
   bool isMention(const mesh::Delivery& delivery) const;
   // shoal_status attention (any thread): mirrored into presence; reset to open at each launch.
@@ -254,7 +278,8 @@ class Seat::Impl {
   void publishResults(const std::vector<WakeResult>& results, uint64_t generation);
   // Final-check (seed 004 §3.1): every unresolved reply obligation ends now.
   void finalCheck(const std::string& failedReason);
-  void claimInbox(InboxRequest& request);
+  // `attempt`: a claim that lost a race with the local inbox's evictions chooses again.
+  void claimInbox(InboxRequest& request, int attempt = 1);
   // The write outcome of an inbox page (MCP network thread).
   void inboxWritten(const std::vector<std::string>& receipts, uint64_t generation, bool complete);
   // Closes inbox claims and waits (bounded) for pages whose write outcome is not known yet.
@@ -288,6 +313,9 @@ class Seat::Impl {
   // interleave with another DM's; the mutex makes the set safe to read from anywhere.
   Mutex admitMu_;
   AdmittedSeqs admittedDms_ SHOAL_GUARDED_BY(admitMu_);  // journal section kDmAdmittedSection
+  // Turn-aways by the full local inbox per id (memory only): the bound on a durable channel
+  // copy, and what tells a refused DM's later redeliveries from possible repeats.
+  EvictionCounts inboxRefusals_ SHOAL_GUARDED_BY(admitMu_);
   std::thread gate_;
 
   mutable Mutex mu_;
@@ -588,7 +616,6 @@ bool Seat::Impl::isFresh(const mesh::Delivery& d) const {
 mesh::HandlerVerdict Seat::Impl::admit(const mesh::Delivery& d) {
   journal::Admit op;
   op.id = ownershipId(d);
-  op.body = encodeStoredDelivery(d);
   op.target = d.message.from.id;
   op.wake = std::string(wire::deliveryKindName(d.kind));
   // Attention (shoal_channel_mode): a muted channel's posts are dropped on receipt, a quiet
@@ -606,12 +633,24 @@ mesh::HandlerVerdict Seat::Impl::admit(const mesh::Delivery& d) {
     if (mode == "quiet" || d.historical) op.wake = std::string(kPullOnlyWake);
   }
   const std::string id = op.id;
+  // Copies the full local inbox refused in this daemon run never reached the journal: they do
+  // not make this one a possible repeat (`numDelivered` counts them).
+  uint32_t refused = 0;
+  {
+    MutexLock lock(admitMu_);
+    refused = inboxRefusals_.count(id);
+  }
+  if (refused > 0 && d.numDelivered > 1) {
+    mesh::Delivery unseen = d;
+    unseen.numDelivered = d.numDelivered > refused ? d.numDelivered - refused : 1;
+    op.body = encodeStoredDelivery(unseen);
+  } else {
+    op.body = encodeStoredDelivery(d);
+  }
   // A redelivered DM the journal no longer knows, whose sequence the seat admitted before (its
   // tombstone pruned while the broker waited out the ack of a daemon that died between
   // admission and ack), is acked and never surfaced a second time (admitted_seqs.h).
   const bool dmCopy = d.durable && d.kind == wire::DeliveryKind::kDm && d.streamSeq > 0;
-  journal::Transaction txn;
-  std::optional<std::string> admittedJson;
   {
     MutexLock lock(admitMu_);
     if (dmCopy && admittedDms_.contains(d.streamSeq) && !journal_->find(id)) {
@@ -621,45 +660,182 @@ mesh::HandlerVerdict Seat::Impl::admit(const mesh::Delivery& d) {
           profile_.principal.dotForm(), id, d.streamSeq);
       return mesh::HandlerVerdict::kAccepted;
     }
-    if (dmCopy && !admittedDms_.contains(d.streamSeq)) {
-      AdmittedSeqs next = admittedDms_;
-      next.insert(d.streamSeq);
-      admittedJson = next.toJson();
+  }
+  const InboxClass inboxClass = inboxClassOf(op.wake);
+  for (int attempt = 1;; ++attempt) {
+    // The local inbox (local_inbox.h): a full one makes room by ending queued channel posts in
+    // the same transaction that admits this one, or turns this one away.
+    std::vector<journal::OwnershipRecord> victims;
+    const InboxVerdict verdict = makeRoom(id, inboxClass, victims);
+    if (verdict != InboxVerdict::kAdmit) return turnAway(d, id, verdict);
+    const std::string evictedReason = fmt::format(
+        "{}: the seat's local inbox was full ({} queued); a newer message took its place",
+        kInboxEvictedReason, std::max<size_t>(options_.inboxCapacity, 1));
+    journal::Transaction txn;
+    for (const auto& v : victims)
+      txn.add(journal::MarkFailed{v.id, v.token, evictedReason});
+    const size_t admitAt = txn.ops.size();
+    txn.add(op);  // a copy: another attempt needs it again
+    std::optional<std::string> admittedJson;
+    {
+      MutexLock lock(admitMu_);
+      if (dmCopy && !admittedDms_.contains(d.streamSeq)) {
+        AdmittedSeqs next = admittedDms_;
+        next.insert(d.streamSeq);
+        admittedJson = next.toJson();
+      }
+    }
+    if (admittedJson) {
+      txn.add(journal::SetSection{std::string(kDmAdmittedSection), *admittedJson, std::nullopt});
+    }
+    auto committed = journal_->commit(std::move(txn));
+    if (!committed.isOk() && !victims.empty() &&
+        committed.status().code() == StatusCode::kAborted && attempt < kInboxAttempts) {
+      continue;  // a victim left the queue (dispatched, claimed) since it was chosen
+    }
+    if (!committed.isOk()) {
+      log::warn("seat {}: could not take ownership of {}: {}", profile_.principal.dotForm(), id,
+                committed.status().toString());
+      // A race lost every time is no journal trouble worth a note.
+      if (committed.status().code() != StatusCode::kAborted)
+        note("journal write failed: " + committed.status().toString());
+      return mesh::HandlerVerdict::kRetryLater;  // not acked: the broker redelivers it
+    }
+    {
+      MutexLock lock(admitMu_);
+      if (admittedJson) admittedDms_.insert(d.streamSeq);
+      inboxRefusals_.forget(id);
+    }
+    if (!victims.empty()) evicted(victims, id, evictedReason);
+    const journal::OperationResult& admitted = committed->results[admitAt];
+    // Capacity admission may have ended the oldest live owners (seed 004 §3.3): their senders
+    // hear it like any other failure.
+    for (const auto& r : admitted.reclaimed) {
+      count(&SeatCounters::failed);
+      log::warn("seat {}: the journal is full; {} was ended to admit {}",
+                profile_.principal.dotForm(), r.id, id);
+      (void)wake_->failed(r.id, r.target,
+                          "ownership_backlog_reclaimed: the seat's backlog was full", wallMs());
+    }
+    if (admitted.disposition == journal::AdmitDisposition::kAdmitted) {
+      count(&SeatCounters::admitted);
+      GateEvent e;
+      e.kind = GateEvent::Kind::kAdmitted;
+      e.id = id;
+      e.fresh = isFresh(d);
+      post(std::move(e));
+    }
+    return mesh::HandlerVerdict::kAccepted;
+  }
+}
+
+InboxVerdict Seat::Impl::makeRoom(const std::string& id, InboxClass c,
+                                  std::vector<journal::OwnershipRecord>& victims) {
+  const size_t capacity = std::max<size_t>(options_.inboxCapacity, 1);
+  // Fewer live records than the capacity leave room whatever their states, without copying the
+  // journal; an id it knows already is deduplicated by the Admit.
+  if (journal_->stats().liveRecords < capacity || journal_->find(id)) return InboxVerdict::kAdmit;
+  std::vector<journal::OwnershipRecord> live = journal_->view().live;
+  std::vector<InboxEntry> queued;
+  for (const auto& r : live) {
+    if (r.state == journal::OwnerState::kQueued)
+      queued.push_back(InboxEntry{r.id, inboxClassOf(r.wake), r.seq});
+  }
+  InboxChoice choice = chooseInboxVictims(queued, c, capacity);
+  for (const auto& victim : choice.evict) {
+    auto it = std::find_if(live.begin(), live.end(),
+                           [&](const journal::OwnershipRecord& r) { return r.id == victim; });
+    if (it != live.end()) victims.push_back(std::move(*it));
+  }
+  return choice.verdict;
+}
+
+mesh::HandlerVerdict Seat::Impl::turnAway(const mesh::Delivery& d, const std::string& id,
+                                          InboxVerdict verdict) {
+  const std::string self = profile_.principal.dotForm();
+  const size_t capacity = std::max<size_t>(options_.inboxCapacity, 1);
+  if (verdict == InboxVerdict::kRefuseArrival) {
+    // Everything queued is directed and already acked: none of it is dropped. This one waits,
+    // unacknowledged, at the broker, which redelivers it until the session drains the inbox.
+    uint32_t times = 0;
+    {
+      MutexLock lock(admitMu_);
+      times = inboxRefusals_.note(id);
+    }
+    count(&SeatCounters::inboxRefused);
+    if (times == 1) {
+      log::warn(
+          "seat {}: the local inbox is full of directed messages ({} queued); {} {} from {} "
+          "is left unacknowledged for the broker to redeliver",
+          self, capacity, wire::deliveryKindName(d.kind), id, d.message.from.id);
+    } else {
+      log::debug("seat {}: {} refused again by the full local inbox ({} times)", self, id, times);
+    }
+    // A sleeping seat whose inbox is full of backlog would never wake (backlog never starts
+    // it): a fresh directed message waiting at the broker starts the runtime all the same, so
+    // the backlog drains and the message lands.
+    if (isFresh(d)) {
+      GateEvent e;
+      e.kind = GateEvent::Kind::kAdmitted;
+      e.id = id;
+      e.fresh = true;
+      e.waiting = true;
+      post(std::move(e));
+    }
+    return mesh::HandlerVerdict::kRetryLater;
+  }
+  // kEvictArrival: a channel post ranking below everything queued.
+  const std::string channel = d.message.routing.target;
+  if (!d.durable) {
+    // A live (or historical) copy has nothing to redeliver it: it is dropped. It is reported
+    // as not taken, not as accepted, so the endpoint does not remember its id as seen: a
+    // durable copy of the same post (the delivery plane's backstop) then meets these rules
+    // itself instead of being acked as a duplicate.
+    count(&SeatCounters::inboxDropped);
+    log::info("seat {}: the local inbox is full ({} queued); dropped {} in #{} (a live copy)", self,
+              capacity, id, channel);
+    return mesh::HandlerVerdict::kRetryLater;
+  }
+  uint32_t times = 0;
+  bool drop = false;
+  {
+    MutexLock lock(admitMu_);
+    times = inboxRefusals_.count(id);
+    drop = times >= kMaxInboxEvictions;
+    if (drop) {
+      inboxRefusals_.forget(id);
+    } else {
+      times = inboxRefusals_.note(id);
     }
   }
-  txn.add(std::move(op));
-  if (admittedJson) {
-    txn.add(journal::SetSection{std::string(kDmAdmittedSection), *admittedJson, std::nullopt});
+  if (drop) {
+    count(&SeatCounters::inboxDropped);
+    log::warn(
+        "seat {}: {} in #{} was turned away by the full local inbox {} times; acknowledged and "
+        "dropped",
+        self, id, channel, times);
+    return mesh::HandlerVerdict::kAccepted;
   }
-  auto committed = journal_->commit(std::move(txn));
-  if (!committed.isOk()) {
-    log::warn("seat {}: could not take ownership of {}: {}", profile_.principal.dotForm(), id,
-              committed.status().toString());
-    note("journal write failed: " + committed.status().toString());
-    return mesh::HandlerVerdict::kRetryLater;  // not acked: the broker redelivers it
+  count(&SeatCounters::inboxRefused);
+  log::info(
+      "seat {}: the local inbox is full ({} queued); {} in #{} is left unacknowledged for the "
+      "broker to redeliver ({} of {})",
+      self, capacity, id, channel, times, kMaxInboxEvictions);
+  return mesh::HandlerVerdict::kRetryLater;
+}
+
+void Seat::Impl::evicted(const std::vector<journal::OwnershipRecord>& victims,
+                         const std::string& forId, const std::string& reason) {
+  count(&SeatCounters::inboxEvicted, victims.size());
+  count(&SeatCounters::failed, victims.size());
+  const int64_t now = wallMs();
+  for (const auto& v : victims) {
+    auto stored = decodeStoredDelivery(v.body);
+    log::info("seat {}: the local inbox is full; ended {} ({}{}) to admit {}",
+              profile_.principal.dotForm(), v.id, inboxClassName(inboxClassOf(v.wake)),
+              stored.isOk() ? " in #" + stored->message.routing.target : std::string(), forId);
+    if (wake_->failed(v.id, v.target, reason, now).isOk()) count(&SeatCounters::receipts);
   }
-  if (admittedJson) {
-    MutexLock lock(admitMu_);
-    admittedDms_.insert(d.streamSeq);
-  }
-  // Capacity admission may have ended the oldest live owners (seed 004 §3.3): their senders
-  // hear it like any other failure.
-  for (const auto& r : committed->results[0].reclaimed) {
-    count(&SeatCounters::failed);
-    log::warn("seat {}: the journal is full; {} was ended to admit {}",
-              profile_.principal.dotForm(), r.id, id);
-    (void)wake_->failed(r.id, r.target, "ownership_backlog_reclaimed: the seat's backlog was full",
-                        wallMs());
-  }
-  if (committed->results[0].disposition == journal::AdmitDisposition::kAdmitted) {
-    count(&SeatCounters::admitted);
-    GateEvent e;
-    e.kind = GateEvent::Kind::kAdmitted;
-    e.id = id;
-    e.fresh = isFresh(d);
-    post(std::move(e));
-  }
-  return mesh::HandlerVerdict::kAccepted;
 }
 
 void Seat::Impl::post(GateEvent event) {
@@ -779,15 +955,19 @@ void Seat::Impl::gateMain() {
 void Seat::Impl::handle(GateEvent& e) {
   switch (e.kind) {
     case GateEvent::Kind::kAdmitted:
-      if (e.fresh) foreground_.push_back(e.id);
+      if (e.fresh && !e.waiting) foreground_.push_back(e.id);
       if (driver_ != nullptr) {
         dispatch();
       } else if (e.fresh && !shouldRun() && retiring_ == Retiring::kNone) {
-        // agent:start — a current directed event wakes a sleeping seat, as its launch input.
+        // agent:start — a current directed event wakes a sleeping seat, as its launch input
+        // (one the full inbox refused lands once the backlog drained).
         awake_ = true;
         count(&SeatCounters::coldStarts);
-        log::info("seat {}: cold start for message {}", profile_.principal.dotForm(), e.id);
-        (void)launch("cold start for message " + e.id);
+        const std::string why =
+            "cold start for message " + e.id +
+            (e.waiting ? " (waiting at the broker: the local inbox is full)" : "");
+        log::info("seat {}: {}", profile_.principal.dotForm(), why);
+        (void)launch(why);
       }
       return;
     case GateEvent::Kind::kDriver:
@@ -1112,6 +1292,9 @@ bool Seat::Impl::dispatchOne() {
                                      "handing to generation " + std::to_string(generation_)});
   }
   auto begun = journal_->commit(std::move(begin));
+  // A record the full local inbox ended since the view was read (admission runs off the gate)
+  // refuses the whole transaction as stale: choose again at once.
+  if (!begun.isOk() && begun.status().code() == StatusCode::kAborted) return true;
   if (!begun.isOk()) {
     log::warn("seat {}: could not begin a handoff: {}", profile_.principal.dotForm(),
               begun.status().toString());
@@ -1439,7 +1622,7 @@ mcp::ToolResult Seat::Impl::inboxPage(size_t limit) {
   return std::move(request->result);
 }
 
-void Seat::Impl::claimInbox(InboxRequest& request) {
+void Seat::Impl::claimInbox(InboxRequest& request, int attempt) {
   if (driver_ == nullptr || retiring_ != Retiring::kNone || !leases_.accepting(generation_)) {
     request.result = mcp::ToolResult::error(
         "shoal_inbox: the seat's runtime is stopping or not running; nothing was taken");
@@ -1514,6 +1697,12 @@ void Seat::Impl::claimInbox(InboxRequest& request) {
                     generation_)});
   }
   auto committed = journal_->commit(std::move(txn));
+  if (!committed.isOk() && committed.status().code() == StatusCode::kAborted &&
+      attempt < kInboxAttempts) {
+    // A record the full local inbox ended since the view was read: choose again.
+    claimInbox(request, attempt + 1);
+    return;
+  }
   if (!committed.isOk()) {
     log::warn("seat {}: an inbox page could not claim its messages: {}",
               profile_.principal.dotForm(), committed.status().toString());

@@ -5,6 +5,10 @@
 // the seat's ownership journal (`<cwd>/.daemon-state.json`) and only then accepted, so the
 // broker's ack follows durable ownership; a journal failure naks it for later. Admission runs
 // whatever the Process is doing — sleeping, restarting, stopping — so nothing waits in memory.
+// The queued backlog is the seat's bounded local inbox (local_inbox.h, decision 007): at
+// `inboxCapacity` an arrival makes room by ending queued channel posts (pull-only first), is
+// dropped itself (a live channel copy), or — when only directed items are queued — is not
+// acked, so the broker redelivers it once the session drains. A queued DM is never dropped.
 //
 // The gate (one thread per seat) owns every runtime mutation and lifecycle decision, one event
 // at a time — admissions, driver facts, commands, timers — so the delivery gate, the start
@@ -72,6 +76,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "daemon/local_inbox.h"
 #include "daemon/seat_profile.h"
 
 namespace shoal::transport {
@@ -99,6 +104,8 @@ struct SeatOptions {
   // SO_SNDBUF of the seat's MCP connections; 0 leaves it to the kernel. Tests use a small one
   // to hold a response write open.
   int mcpSendBufferBytes = 0;
+  // The local inbox: at most this many queued records (at least 1). Tests shrink it.
+  size_t inboxCapacity = kLocalInboxCapacity;
 };
 
 struct SeatCounters {
@@ -114,6 +121,13 @@ struct SeatCounters {
   uint64_t replied = 0;       // wake results, by kind
   uint64_t noVisibleReply = 0;
   uint64_t replyFailed = 0;
+  // The local inbox (local_inbox.h): queued channel posts ended to make room; arrivals left
+  // unacknowledged for the broker to redeliver; channel arrivals dropped without being kept (a
+  // live copy that found no room, a durable one turned away kMaxInboxEvictions times, then
+  // acknowledged).
+  uint64_t inboxEvicted = 0;
+  uint64_t inboxRefused = 0;
+  uint64_t inboxDropped = 0;
 };
 
 // One visible-reply outcome (reply_ledger.h), kept for `shoal ps`.
