@@ -20,9 +20,11 @@
 #include "journal/ownership_journal.h"
 #include "mcp/client.h"
 #include "mesh/endpoint.h"
+#include "planes/delivery_plane.h"
 #include "testing/eventually.h"
 #include "testing/managed_space.h"
 #include "testing/temp_dir.h"
+#include "transport/kv.h"
 
 #include <gtest/gtest.h>
 
@@ -742,6 +744,75 @@ TEST_F(ClaudeSeatTest, QuietChannelsWaitForTheInboxAndMutedOnesAreDropped) {
   auto bad = client.callTool("shoal_channel_mode", {{"channel", "general"}, {"mode", "loud"}});
   ASSERT_TRUE(bad.isOk());
   EXPECT_TRUE(bad->at("isError").as_bool());
+}
+
+// Replay on join (seed 000 "Replay on join"): the seat's channel joins with the registry's replay
+// (on by default). Historical ambient posts never reach the runtime by themselves — only an
+// inbox page takes them — while a historical @mention of the seat stays automatic.
+TEST_F(ClaudeSeatTest, HistoricalAmbientWaitsForTheInboxAndAHistoricalMentionIsDelivered) {
+  {
+    // The seat is present (a mention must resolve) but has not joined #general yet.
+    auto before = open(profile());
+    ASSERT_NE(before, nullptr);
+    ASSERT_TRUE(eventually([&] { return alice_->findPeer("local.reviewer").isOk(); }));
+    ASSERT_TRUE(alice_->post("general", "old news HIST_AMBIENT", {}).isOk());
+    auto mention = alice_->post("general", "earlier, for you HIST_MENTION", {"local.reviewer"});
+    ASSERT_TRUE(mention.isOk()) << mention.status().toString();
+  }
+  SeatProfile p = profile();
+  p.channels = {"general"};
+  auto seat = open(p);
+  ASSERT_NE(seat, nullptr);
+  ASSERT_TRUE(eventually([&] { return inputsWith("HIST_MENTION") == 1; }));
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.turns == 1; }));
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().queued == 1; }));
+  EXPECT_EQ(inputsWith("HIST_AMBIENT"), 0u);
+  mcp::Client client = mcpClient();
+  auto page = client.callTool("shoal_inbox", {});
+  ASSERT_TRUE(page.isOk());
+  const std::string text = mcp::Client::textOf(*page);
+  EXPECT_NE(text.find("HIST_AMBIENT"), std::string::npos) << text;
+  EXPECT_EQ(text.find("HIST_MENTION"), std::string::npos) << text;  // already delivered
+  EXPECT_EQ(seat->snapshot().counters.admitted, 2u);
+}
+
+// A durable channel (the space default) keeps a seat's posts while the seat is down: the
+// delivery plane copies them to the seat's DLV durable, and the returning seat takes each once
+// (its rejoin's replay of the same post is a duplicate, never a second record).
+TEST_F(ClaudeSeatTest, ADurableChannelPostMadeWhileTheSeatWasDownArrivesOnce) {
+  planes::DeliveryPlaneOptions po;
+  po.space = "main";
+  po.holder = "local.delivery-test";
+  auto plane = planes::DeliveryPlane::start(*managerConn_, *managerJs_, po);
+  ASSERT_TRUE(plane.isOk()) << plane.status().toString();
+  SeatProfile p = profile();
+  p.channels = {"general"};
+  auto seat = open(p);
+  ASSERT_NE(seat, nullptr);
+  auto members = transport::KeyValue::openBucket(*js_, "cotal_members_main");
+  ASSERT_TRUE(members.isOk());
+  ASSERT_TRUE(
+      eventually([&] { return members->get("general/local.reviewer." + p.lifecycleUid).isOk(); }));
+  seat.reset();  // down; the membership stays
+
+  auto posted = alice_->post("general", "while you were down DOWN_MARK", {});
+  ASSERT_TRUE(posted.isOk());
+  auto dlv = [&] {
+    auto info = js_->consumerInfo("DLV_main", "dlv_local-reviewer-" + p.lifecycleUid);
+    return info.isOk() ? info->numPending + static_cast<uint64_t>(info->numAckPending) : 999;
+  };
+  ASSERT_TRUE(eventually([&] { return dlv() == 1; }));
+
+  seat = open(p);
+  ASSERT_NE(seat, nullptr);
+  ASSERT_TRUE(eventually([&] { return dlv() == 0; }));  // taken and acked
+  ASSERT_TRUE(eventually([&] { return inputsWith("DOWN_MARK") == 1; }) ||
+              seat->snapshot().queued == 1);
+  std::this_thread::sleep_for(milliseconds(500));
+  EXPECT_EQ(seat->snapshot().counters.admitted, 1u);
+  EXPECT_LE(inputsWith("DOWN_MARK"), 1u);
+  seat.reset();
+  (void)(*plane)->stop();
 }
 
 // Attention × traffic (seed 000 "Attention"): what reaches the runtime by itself in each mode.
