@@ -127,7 +127,7 @@ TEST_F(DaemonServiceTest, SeatsRunAndAreControlled) {
   EXPECT_EQ(started->at("desired").as_string(), "running");
 
   // A seat of a runtime without a driver is registered but says why it does not run.
-  auto codex = call("seat.add", R"({"name":"C","id":"local.c","runtime":"codex",)"
+  auto codex = call("seat.add", R"({"name":"C","id":"local.c","runtime":"opencode",)"
                                 R"("command":[],"cwd":")" +
                                     dir_->join("c") + R"(","channels":[],"env":[]})");
   ASSERT_TRUE(codex.isOk()) << codex.status().toString();

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "daemon/claude_driver.h"
+#include "daemon/codex_driver.h"
 #include "daemon/exec_driver.h"
 
 namespace shoal::daemon {
@@ -14,18 +15,20 @@ Result<std::unique_ptr<RuntimeDriver>> launchRuntime(const SeatProfile& profile,
     case RuntimeKind::kClaude:
       return launchClaudeDriver(profile, std::move(spec));
     case RuntimeKind::kCodex:
+      return launchCodexDriver(profile, std::move(spec));
     case RuntimeKind::kOpenCode:
       break;
   }
   return failedPrecondition(
       "runtime-not-built",
-      fmt::format("seat {} uses the {} runtime, which has no driver yet (exec and claude run "
-                  "today; codex and opencode are planned)",
+      fmt::format("seat {} uses the {} runtime, which has no driver yet (exec, claude and "
+                  "codex run today; opencode is planned)",
                   profile.principal.dotForm(), runtimeKindName(profile.runtime)));
 }
 
 std::vector<std::string> runtimeArgv(const SeatProfile& profile, const LaunchSpec& spec) {
   if (profile.runtime == RuntimeKind::kClaude) return claudeArgv(profile, spec);
+  if (profile.runtime == RuntimeKind::kCodex) return codexArgv(profile);
   return profile.command;
 }
 

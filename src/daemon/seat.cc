@@ -263,6 +263,10 @@ class Seat::Impl {
   void turnEnded(const DriverEvent& event);
   // Remembers the runtime session to resume at the next launch ("" forgets it).
   void saveSession(const std::string& id);
+  // Runtimes whose session (Claude session id, Codex thread id) a restart resumes.
+  bool resumesSessions() const {
+    return profile_.runtime == RuntimeKind::kClaude || profile_.runtime == RuntimeKind::kCodex;
+  }
   void unexpectedExit(const DriverEvent& event);
   void beginRetire(Retiring kind, std::shared_ptr<Completion> done,
                    std::optional<TimePoint> deadline);
@@ -1133,7 +1137,7 @@ Status Seat::Impl::launch(const std::string& why) {
   spec.runtimeLogPath = runtimeLogPath();
   spec.stdinWriteTimeout = options_.stdinWriteTimeout;
   spec.mcpConfigPath = mcpConfigPath_;
-  resumedGeneration_ = profile_.runtime == RuntimeKind::kClaude && !savedSession_.empty();
+  resumedGeneration_ = resumesSessions() && !savedSession_.empty();
   if (resumedGeneration_) spec.resumeSession = savedSession_;
   spec.sink = [this](DriverEvent e) {
     GateEvent g;
@@ -1446,7 +1450,7 @@ void Seat::Impl::unexpectedExit(const DriverEvent& e) {
 }
 
 void Seat::Impl::saveSession(const std::string& id) {
-  if (profile_.runtime != RuntimeKind::kClaude || id == savedSession_) return;
+  if (!resumesSessions() || id == savedSession_) return;
   boost::json::object value{{"id", id}};
   auto saved = journal_->setSection(journal::SetSection{
       std::string(kSessionSection), boost::json::serialize(value), std::nullopt});

@@ -141,7 +141,7 @@ TEST_F(SeatTest, InflightOfAPreviousDaemonFailsWithoutReplay) {
 
 TEST_F(SeatTest, ARuntimeWithoutADriverIsParkedWithTheReason) {
   SeatProfile p = profile();
-  p.runtime = RuntimeKind::kCodex;
+  p.runtime = RuntimeKind::kOpenCode;
   auto seat = startSeat(p);
   ASSERT_NE(seat, nullptr);
   SeatSnapshot snap = seat->snapshot();

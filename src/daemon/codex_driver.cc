@@ -1,0 +1,314 @@
+#include "daemon/codex_driver.h"
+
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <set>
+
+#include "base/log.h"
+#include "base/mutex.h"
+#include "daemon/child_driver.h"
+#include "daemon/codex_rpc.h"
+#include "runtime/byte_source.h"
+#include "runtime/line_reader.h"
+
+namespace shoal::daemon {
+namespace {
+
+// Turn ids remembered as ended (their late frames are dropped).
+constexpr size_t kEndedTurnsKept = 64;
+
+class CodexDriver final : public ChildDriver {
+ public:
+  CodexDriver(LaunchSpec spec, std::string cwd)
+      : ChildDriver(std::move(spec)), cwd_(std::move(cwd)) {}
+  using ChildDriver::spawn;
+  bool surfacedOnWrite() const override { return false; }
+  bool needsReady() const override { return true; }
+
+  Status beginHandshake() {
+    int64_t id = 0;
+    {
+      MutexLock lock(mu_);
+      id = initId_ = nextId_++;
+    }
+    return write(codexInitialize(id)).status;
+  }
+
+  runtime::StdinWrite handoff(const Handoff& handoff) override {
+    MutexLock writing(writeMu_);
+    return ChildDriver::handoff(handoff);
+  }
+
+  std::string sessionId() const override {
+    MutexLock lock(mu_);
+    return threadId_;
+  }
+
+ private:
+  struct Pending {
+    bool steer = false;
+    std::string clientId;
+    std::string text;
+  };
+
+  std::string frame(const Handoff& handoff) const override {
+    MutexLock lock(mu_);
+    const int64_t id = nextId_++;
+    pendingAcks_.push_back(handoff.handoffId);
+    const bool steer = !activeTurn_.empty();
+    requests_[id] = Pending{steer, handoff.handoffId, handoff.text};
+    return steer ? codexTurnSteer(id, threadId_, activeTurn_, handoff.handoffId, handoff.text)
+                 : codexTurnStart(id, threadId_, handoff.handoffId, handoff.text);
+  }
+
+  runtime::StdinWrite write(const std::string& line) {
+    MutexLock writing(writeMu_);
+    return child_->writeStdin(line, spec_.stdinWriteTimeout);
+  }
+
+  std::string readOutput(runtime::UniqueFd out) override {
+    auto source = runtime::FdByteSource::create(std::move(out));
+    if (!source.isOk()) return source.status().toString();
+    runtime::LineReaderOptions ro;
+    ro.streamName = "stdout of codex app-server (pid " + std::to_string(pid()) + ")";
+    runtime::LineReader reader(std::move(source).value(), ro);
+    while (true) {
+      auto line = reader.next();
+      if (!line.isOk()) return line.status().toString();
+      if (!line->has_value()) return "";
+      appendToLog(**line + "\n");
+      if ((*line)->empty()) continue;
+      auto parsed = parseCodexLine(**line);
+      if (!parsed.isOk()) return parsed.status().toString();
+      handle(*parsed);
+    }
+  }
+
+  bool ended(const std::string& turnId) const { return endedTurns_.count(turnId) != 0; }
+
+  void markEnded(const std::string& turnId) {
+    endedTurns_.insert(turnId);
+    endedOrder_.push_back(turnId);
+    if (endedOrder_.size() > kEndedTurnsKept) {
+      endedTurns_.erase(endedOrder_.front());
+      endedOrder_.pop_front();
+    }
+  }
+
+  void turnEnded(const std::string& turnId, bool isError, std::string detail,
+                 std::optional<wire::PresenceCondition> condition) {
+    {
+      MutexLock lock(mu_);
+      if (!turnId.empty()) {
+        if (ended(turnId)) return;
+        markEnded(turnId);
+      }
+      if (turnId.empty() || activeTurn_ == turnId) activeTurn_.clear();
+    }
+    DriverEvent e;
+    e.kind = DriverEvent::Kind::kTurnEnded;
+    e.isError = isError;
+    e.detail = std::move(detail);
+    e.condition = std::move(condition);
+    emit(std::move(e));
+  }
+
+  void handle(const CodexLine& line) {
+    switch (line.kind) {
+      case CodexLine::Kind::kResponse:
+        return onResponse(line);
+      case CodexLine::Kind::kErrorResponse:
+        return onErrorResponse(line);
+      case CodexLine::Kind::kServerRequest: {
+        (void)write(codexDecline(line.requestId, line.method));
+        DriverEvent e;
+        e.kind = DriverEvent::Kind::kCondition;
+        e.detail = "declined " + line.method + " (Shoal does not approve on the model's behalf)";
+        wire::PresenceCondition c;
+        c.code = wire::ConditionCode::kApproval;
+        c.source = line.method;
+        c.message = e.detail;
+        e.condition = c;
+        return emit(std::move(e));
+      }
+      case CodexLine::Kind::kTurnStarted: {
+        {
+          MutexLock lock(mu_);
+          if (ended(line.turnId)) return;
+          activeTurn_ = line.turnId;
+        }
+        DriverEvent e;
+        e.kind = DriverEvent::Kind::kTurnStarted;
+        return emit(std::move(e));
+      }
+      case CodexLine::Kind::kTurnCompleted: {
+        const bool failed = line.turnStatus != "completed";
+        std::string detail = line.detail;
+        if (line.turnStatus == "interrupted") detail = "the turn was interrupted";
+        return turnEnded(line.turnId, failed, detail, line.condition);
+      }
+      case CodexLine::Kind::kUserMessage: {
+        std::string acked;
+        {
+          MutexLock lock(mu_);
+          auto it = std::find(pendingAcks_.begin(), pendingAcks_.end(), line.clientId);
+          if (!line.clientId.empty() && it != pendingAcks_.end()) {
+            acked = *it;
+            pendingAcks_.erase(it);
+          } else if (line.clientId.empty() && !pendingAcks_.empty()) {
+            acked = pendingAcks_.front();  // an old Codex echoes no clientId: FIFO
+            pendingAcks_.pop_front();
+          }
+        }
+        if (acked.empty()) return;  // a repeat (item/completed after item/started) or not ours
+        DriverEvent e;
+        e.kind = DriverEvent::Kind::kAck;
+        e.handoffId = acked;
+        return emit(std::move(e));
+      }
+      case CodexLine::Kind::kError: {
+        if (!line.willRetry) {
+          std::string turn = line.turnId;
+          if (turn.empty()) {
+            MutexLock lock(mu_);
+            turn = activeTurn_;
+          }
+          // Terminal: the turn is over now, whatever comes after.
+          return turnEnded(turn, true, line.detail, line.condition);
+        }
+        DriverEvent e;
+        e.kind = DriverEvent::Kind::kCondition;
+        e.detail = line.detail;
+        wire::PresenceCondition c = line.condition.value_or(wire::PresenceCondition{});
+        c.code = wire::ConditionCode::kRetrying;
+        e.condition = c;
+        return emit(std::move(e));
+      }
+      case CodexLine::Kind::kWork: {
+        {
+          MutexLock lock(mu_);
+          if (!line.turnId.empty() && ended(line.turnId)) return;  // a stale turn's activity
+        }
+        DriverEvent e;
+        e.kind = DriverEvent::Kind::kWork;
+        return emit(std::move(e));
+      }
+      case CodexLine::Kind::kOther:
+        return;
+    }
+  }
+
+  void onResponse(const CodexLine& line) {
+    std::string next;
+    bool ready = false;
+    {
+      MutexLock lock(mu_);
+      if (line.id == initId_) {
+        threadReqId_ = nextId_++;
+        next =
+            codexInitialized() + (spec_.resumeSession.empty()
+                                      ? codexThreadStart(threadReqId_, cwd_)
+                                      : codexThreadResume(threadReqId_, spec_.resumeSession, cwd_));
+      } else if (line.id == threadReqId_) {
+        threadId_ = line.threadId;
+        ready = !threadId_.empty();
+      } else if (auto it = requests_.find(line.id); it != requests_.end()) {
+        requests_.erase(it);
+      }
+    }
+    if (!next.empty()) (void)write(next);
+    if (ready) {
+      DriverEvent e;
+      e.kind = DriverEvent::Kind::kReady;
+      emit(std::move(e));
+    }
+  }
+
+  void onErrorResponse(const CodexLine& line) {
+    std::string next;
+    std::optional<DriverEvent> report;
+    bool fatal = false;
+    std::string failedHandoff;
+    {
+      MutexLock lock(mu_);
+      if (line.id == threadReqId_ && !spec_.resumeSession.empty() && !fellBack_ &&
+          codexThreadLost(line.errorCode, line.detail)) {
+        // Seed 004 §2: the typed not-found / no-rollout error authorises one fresh thread.
+        fellBack_ = true;
+        threadReqId_ = nextId_++;
+        next = codexThreadStart(threadReqId_, cwd_);
+        DriverEvent e;
+        e.kind = DriverEvent::Kind::kCondition;
+        e.detail = "provider_session_fresh_fallback: " + line.detail;
+        wire::PresenceCondition c;
+        c.code = wire::ConditionCode::kRetrying;
+        c.source = "provider_session_fresh_fallback";
+        c.message = e.detail;
+        e.condition = c;
+        report = std::move(e);
+      } else if (line.id == initId_ || line.id == threadReqId_) {
+        fatal = true;
+        DriverEvent e;
+        e.kind = DriverEvent::Kind::kCondition;
+        e.detail = "codex app-server refused the session: " + line.detail;
+        report = std::move(e);
+      } else if (auto it = requests_.find(line.id); it != requests_.end()) {
+        Pending p = it->second;
+        requests_.erase(it);
+        if (p.steer) {
+          // The turn ended between our look and the steer: start a turn with it instead.
+          const int64_t id = nextId_++;
+          requests_[id] = Pending{false, p.clientId, p.text};
+          activeTurn_.clear();
+          next = codexTurnStart(id, threadId_, p.clientId, p.text);
+        } else {
+          failedHandoff = p.clientId;
+          pendingAcks_.erase(std::remove(pendingAcks_.begin(), pendingAcks_.end(), p.clientId),
+                             pendingAcks_.end());
+        }
+      }
+    }
+    if (report) emit(std::move(*report));
+    if (!next.empty()) (void)write(next);
+    if (fatal) {
+      log::warn("codex app-server (pid {}): {}", pid(), line.detail);
+      closeInput();  // the process ends; kExited closes the generation
+    }
+    if (!failedHandoff.empty()) {
+      turnEnded("", true, "codex app-server refused turn/start: " + line.detail, std::nullopt);
+    }
+  }
+
+  const std::string cwd_;
+  Mutex writeMu_;  // stdin: handoffs (gate thread) and protocol lines (reader thread)
+  mutable Mutex mu_;
+  mutable int64_t nextId_ SHOAL_GUARDED_BY(mu_) = 1;
+  int64_t initId_ SHOAL_GUARDED_BY(mu_) = -1;
+  int64_t threadReqId_ SHOAL_GUARDED_BY(mu_) = -1;
+  bool fellBack_ SHOAL_GUARDED_BY(mu_) = false;
+  std::string threadId_ SHOAL_GUARDED_BY(mu_);
+  std::string activeTurn_ SHOAL_GUARDED_BY(mu_);
+  mutable std::deque<std::string> pendingAcks_ SHOAL_GUARDED_BY(mu_);
+  mutable std::map<int64_t, Pending> requests_ SHOAL_GUARDED_BY(mu_);
+  std::set<std::string> endedTurns_ SHOAL_GUARDED_BY(mu_);
+  std::deque<std::string> endedOrder_ SHOAL_GUARDED_BY(mu_);
+};
+
+}  // namespace
+
+std::vector<std::string> codexArgv(const SeatProfile& profile) {
+  if (!profile.command.empty()) return profile.command;
+  return {"codex", "app-server"};
+}
+
+Result<std::unique_ptr<RuntimeDriver>> launchCodexDriver(const SeatProfile& profile,
+                                                         LaunchSpec spec) {
+  auto argv = codexArgv(profile);
+  auto driver = std::make_unique<CodexDriver>(std::move(spec), profile.cwd);
+  SHOAL_RETURN_IF_ERROR(driver->spawn(profile, std::move(argv)));
+  (void)driver->beginHandshake();  // a failed write: the process is gone, kExited says so
+  return std::unique_ptr<RuntimeDriver>(std::move(driver));
+}
+
+}  // namespace shoal::daemon

@@ -1,0 +1,37 @@
+// The `codex` runtime driver (codex_driver.cc): `codex app-server`, JSON-RPC over stdio
+// (codex_rpc.h; runtimes.md §B, real-runtimes.md §3; seed 004 §1.1, §2, §3).
+//
+// Launch: `initialize` → `initialized` → `thread/resume` of the seat's saved thread (or
+// `thread/start`); the thread's result is the readiness handshake (kReady). A resume refused
+// because the thread is lost (codexThreadLost) falls back to one fresh thread, at most once per
+// generation, reported as a `retrying` condition `provider_session_fresh_fallback`; any other
+// resume failure ends the generation.
+//
+// Handoffs: idle → `turn/start`, a turn in progress → `turn/steer` with `expectedTurnId`, each
+// with `clientUserMessageId` = the handoff id. A handoff is acknowledged (kAck) only by the
+// `userMessage` item echoing that `clientId` (an old Codex that echoes none: the oldest
+// unacknowledged handoff). A steer refused because its turn ended meanwhile is sent again as a
+// `turn/start`. `turn/started` / `turn/completed` are the only busy / idle boundaries; a
+// non-retrying `error` is terminal: the driver reports the turn's end at once and drops the
+// later `turn/completed` of that turn; activity of an ended turn is dropped. Server requests
+// (approvals, tool calls) are declined (codexDecline) and reported as a condition.
+//
+// Not built yet (issue 8): the compaction latch, reconciliation through `thread/read`, the
+// two-hop MCP receipt, restart-safety records beyond the saved thread id.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "daemon/runtime_driver.h"
+
+namespace shoal::daemon {
+
+// The profile's command (default `codex app-server`), unchanged.
+std::vector<std::string> codexArgv(const SeatProfile& profile);
+
+Result<std::unique_ptr<RuntimeDriver>> launchCodexDriver(const SeatProfile& profile,
+                                                         LaunchSpec spec);
+
+}  // namespace shoal::daemon

@@ -1,0 +1,78 @@
+// CodexRpc: the facts the seat needs from one line of `codex app-server` (JSON-RPC over stdio,
+// newline-delimited, no `jsonrpc` member; runtimes.md §B, real-runtimes.md §3), and the request
+// lines the Codex driver writes.
+//
+// Observed on the real binary (0.171) and relied on here:
+//   - `turn/start` / `turn/steer` carry `clientUserMessageId`; it comes back as `clientId` on the
+//     `userMessage` item (item/started and item/completed) — the surfaced boundary;
+//   - `turn/started` and `turn/completed` (status completed | interrupted | failed, `error`) are
+//   the
+//     only busy/idle boundaries; `thread/status/changed` is advisory;
+//   - `error` {willRetry:true} is trouble that did not end the turn; {willRetry:false} precedes a
+//     `failed` turn/completed;
+//   - the server sends requests of its own (approvals, `item/tool/call`) that must be answered;
+//   - resuming an unknown thread fails with -32600 `no rollout found for thread id <id>` (resume)
+//     or `thread not found: <id>` (turn/start).
+// A line that is not a JSON object is a malformed frame (transport-fatal for the generation).
+//
+// Thread safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "base/result.h"
+#include "wire/presence.h"
+
+namespace shoal::daemon {
+
+struct CodexLine {
+  enum class Kind {
+    kResponse,       // a result for our request `id`
+    kErrorResponse,  // an error for our request `id` (`errorCode`, `detail`)
+    kServerRequest,  // a request to us (`requestId`, `method`): must be answered
+    kTurnStarted,
+    kTurnCompleted,  // `turnStatus`, `detail` when failed
+    kUserMessage,    // a userMessage item; `clientId` when echoed
+    kError,          // the `error` notification (`willRetry`, `detail`)
+    kWork,           // agent output, tool items, deltas: activity evidence
+    kOther,
+  };
+  Kind kind = Kind::kOther;
+  int64_t id = -1;         // kResponse / kErrorResponse
+  std::string requestId;   // kServerRequest: the id to answer, as raw JSON
+  std::string method;      // notifications and server requests
+  std::string threadId;    // kResponse to thread/start|resume (result.thread.id); notifications
+  std::string turnId;      // turn notifications, kResponse to turn/start (result.turn.id)
+  std::string turnStatus;  // kTurnCompleted
+  std::string clientId;    // kUserMessage
+  bool willRetry = false;  // kError
+  int64_t errorCode = 0;   // kErrorResponse
+  std::string detail;      // error texts
+  std::optional<wire::PresenceCondition> condition;  // kError, failed kTurnCompleted
+};
+
+// kInvalidArgument `malformed-frame` when the line is not a JSON object.
+Result<CodexLine> parseCodexLine(std::string_view line);
+
+// Request / notification lines, each with its newline.
+std::string codexInitialize(int64_t id);
+std::string codexInitialized();
+std::string codexThreadStart(int64_t id, std::string_view cwd);
+std::string codexThreadResume(int64_t id, std::string_view threadId, std::string_view cwd);
+std::string codexTurnStart(int64_t id, std::string_view threadId, std::string_view clientId,
+                           std::string_view text);
+std::string codexTurnSteer(int64_t id, std::string_view threadId, std::string_view turnId,
+                           std::string_view clientId, std::string_view text);
+// The answer to a server request we do not grant: approvals are declined (the seat's runtime
+// runs with the approval policy of its own config; Shoal never approves on a model's behalf),
+// anything else gets a -32601 error.
+std::string codexDecline(std::string_view requestIdJson, std::string_view method);
+
+// Resume failures that authorise one fresh thread (seed 004 §2): the -32600 invalid-request
+// error whose message names a thread that is not found or has no rollout.
+bool codexThreadLost(int64_t code, std::string_view message);
+
+}  // namespace shoal::daemon

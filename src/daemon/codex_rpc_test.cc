@@ -1,0 +1,110 @@
+// codex_rpc: the lines of the recorded `codex app-server` 0.171 transcript (real-runtimes.md
+// §3.2–§3.5) parse into the facts the driver acts on; the lines it writes are what the real
+// binary accepted.
+#include "daemon/codex_rpc.h"
+
+#include <boost/json.hpp>
+
+#include <gtest/gtest.h>
+
+namespace shoal::daemon {
+namespace {
+
+namespace json = boost::json;
+
+TEST(CodexRpc, ResponsesCarryTheThreadAndTurnIds) {
+  auto thread = parseCodexLine(
+      R"({"id":2,"result":{"thread":{"id":"01a22cba-a5ab","status":{"type":"idle"}},"model":"fake-model"}})");
+  ASSERT_TRUE(thread.isOk());
+  EXPECT_EQ(thread->kind, CodexLine::Kind::kResponse);
+  EXPECT_EQ(thread->id, 2);
+  EXPECT_EQ(thread->threadId, "01a22cba-a5ab");
+  auto turn =
+      parseCodexLine(R"({"id":3,"result":{"turn":{"id":"t9","status":"inProgress","items":[]}}})");
+  ASSERT_TRUE(turn.isOk());
+  EXPECT_EQ(turn->turnId, "t9");
+  auto steer = parseCodexLine(R"({"id":4,"result":{"turnId":"t9"}})");
+  EXPECT_EQ(steer->turnId, "t9");
+  auto refused = parseCodexLine(
+      R"({"id":5,"error":{"code":-32600,"message":"no rollout found for thread id abc"}})");
+  ASSERT_TRUE(refused.isOk());
+  EXPECT_EQ(refused->kind, CodexLine::Kind::kErrorResponse);
+  EXPECT_TRUE(codexThreadLost(refused->errorCode, refused->detail));
+}
+
+TEST(CodexRpc, TurnBoundariesAndTheUserMessageEcho) {
+  auto started = parseCodexLine(
+      R"({"method":"turn/started","params":{"threadId":"T","turn":{"id":"t1","status":"inProgress"}}})");
+  EXPECT_EQ(started->kind, CodexLine::Kind::kTurnStarted);
+  EXPECT_EQ(started->turnId, "t1");
+  auto user = parseCodexLine(
+      R"({"method":"item/started","params":{"item":{"type":"userMessage","id":"u1","clientId":"client-msg-1","content":[]},"threadId":"T","turnId":"t1"}})");
+  EXPECT_EQ(user->kind, CodexLine::Kind::kUserMessage);
+  EXPECT_EQ(user->clientId, "client-msg-1");
+  auto agent = parseCodexLine(
+      R"({"method":"item/completed","params":{"item":{"type":"agentMessage","id":"m","text":"hi"},"threadId":"T","turnId":"t1"}})");
+  EXPECT_EQ(agent->kind, CodexLine::Kind::kWork);
+  EXPECT_EQ(agent->turnId, "t1");
+  auto done = parseCodexLine(
+      R"({"method":"turn/completed","params":{"threadId":"T","turn":{"id":"t1","status":"completed","error":null}}})");
+  EXPECT_EQ(done->kind, CodexLine::Kind::kTurnCompleted);
+  EXPECT_EQ(done->turnStatus, "completed");
+  EXPECT_FALSE(done->condition.has_value());
+}
+
+TEST(CodexRpc, ErrorsSayWhetherTheTurnGoesOn) {
+  auto retry = parseCodexLine(
+      R"({"method":"error","params":{"error":{"message":"Reconnecting... waiting for network","codexErrorInfo":{"responseStreamDisconnected":{"httpStatusCode":null}}},"willRetry":true,"threadId":"T","turnId":"t1"}})");
+  ASSERT_TRUE(retry.isOk());
+  EXPECT_EQ(retry->kind, CodexLine::Kind::kError);
+  EXPECT_TRUE(retry->willRetry);
+  EXPECT_EQ(retry->condition->code, wire::ConditionCode::kServer);
+  auto fatal = parseCodexLine(
+      R"({"method":"error","params":{"error":{"message":"high demand","codexErrorInfo":"internalServerError"},"willRetry":false,"threadId":"T","turnId":"t1"}})");
+  EXPECT_FALSE(fatal->willRetry);
+  EXPECT_NE(fatal->detail.find("high demand"), std::string::npos);
+  auto failed = parseCodexLine(
+      R"({"method":"turn/completed","params":{"threadId":"T","turn":{"id":"t1","status":"failed","error":{"message":"bad request","codexErrorInfo":"other"}}}})");
+  EXPECT_EQ(failed->turnStatus, "failed");
+  EXPECT_NE(failed->detail.find("bad request"), std::string::npos);
+  ASSERT_TRUE(failed->condition.has_value());
+}
+
+TEST(CodexRpc, ServerRequestsAreDeclinedNeverApproved) {
+  auto approval = parseCodexLine(
+      R"({"method":"item/commandExecution/requestApproval","id":0,"params":{"kind":"command"}})");
+  ASSERT_TRUE(approval.isOk());
+  EXPECT_EQ(approval->kind, CodexLine::Kind::kServerRequest);
+  json::value answer = json::parse(codexDecline(approval->requestId, approval->method));
+  EXPECT_EQ(answer.at("id").as_int64(), 0);
+  EXPECT_EQ(answer.at("result").at("decision").as_string(), "decline");
+  json::value other = json::parse(codexDecline("\"r7\"", "item/tool/call"));
+  EXPECT_EQ(other.at("id").as_string(), "r7");
+  EXPECT_EQ(other.at("error").at("code").as_int64(), -32601);
+}
+
+TEST(CodexRpc, OnlyTheTypedLostThreadErrorsAuthoriseAFreshThread) {
+  EXPECT_TRUE(codexThreadLost(-32600, "no rollout found for thread id 019"));
+  EXPECT_TRUE(codexThreadLost(-32600, "thread not found: 019"));
+  EXPECT_FALSE(codexThreadLost(-32603, "no rollout found for thread id 019"));  // other code
+  EXPECT_FALSE(codexThreadLost(-32600, "Server is draining"));
+  EXPECT_FALSE(codexThreadLost(-32001, "Server overloaded; retry later."));
+  EXPECT_FALSE(codexThreadLost(-32600, "expected active turn id `x` but found `y`"));
+}
+
+TEST(CodexRpc, WrittenLinesCarryTheClientIdAndNoJsonrpcMember) {
+  json::value start = json::parse(codexTurnStart(3, "T", "h-1", "deliver: hi"));
+  EXPECT_EQ(start.at("method").as_string(), "turn/start");
+  EXPECT_EQ(start.at("params").at("clientUserMessageId").as_string(), "h-1");
+  EXPECT_EQ(start.at("params").at("input").at(0).at("text").as_string(), "deliver: hi");
+  EXPECT_FALSE(start.as_object().contains("jsonrpc"));
+  json::value steer = json::parse(codexTurnSteer(4, "T", "t9", "h-2", "more"));
+  EXPECT_EQ(steer.at("params").at("expectedTurnId").as_string(), "t9");
+  EXPECT_EQ(steer.at("params").at("clientUserMessageId").as_string(), "h-2");
+  EXPECT_EQ(codexInitialized(), "{\"method\":\"initialized\"}\n");
+  EXPECT_FALSE(parseCodexLine("not json").isOk());
+  EXPECT_FALSE(parseCodexLine("[1,2]").isOk());
+}
+
+}  // namespace
+}  // namespace shoal::daemon

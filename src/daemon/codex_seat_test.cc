@@ -1,0 +1,208 @@
+// A seat whose runtime is the fake `codex app-server` (tests/fakes/fake_codex.cc), on a real
+// broker: the Codex driver's handshake, surfacing on the echoed clientId, a terminal error that
+// ends the turn once, resuming the saved thread across a restart, and the one fresh-thread
+// fallback when that thread is lost (seed 004 §1.1, §2, §3).
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include <boost/json.hpp>
+
+#include "base/file_system.h"
+#include "daemon/seat.h"
+#include "journal/ownership_journal.h"
+#include "mesh/endpoint.h"
+#include "testing/eventually.h"
+#include "testing/managed_space.h"
+#include "testing/temp_dir.h"
+
+#include <gtest/gtest.h>
+
+namespace shoal::daemon {
+namespace {
+
+namespace json = boost::json;
+using shoal::testing::eventually;
+using std::chrono::milliseconds;
+
+class CodexSeatTest : public shoal::testing::ManagedSpaceTest {
+ protected:
+  void SetUp() override {
+    ManagedSpaceTest::SetUp();
+    if (HasFatalFailure()) return;
+    auto dir = shoal::testing::TempDir::create("codex-seat");
+    ASSERT_TRUE(dir.isOk());
+    dir_.emplace(std::move(dir).value());
+    alice_ = openSender("alice");
+    ASSERT_NE(alice_, nullptr);
+  }
+
+  void TearDown() override {
+    alice_.reset();
+    ManagedSpaceTest::TearDown();
+  }
+
+  SeatProfile profile() {
+    SeatProfile p;
+    p.name = "Coder";
+    p.principal = wire::Principal{"local", "coder"};
+    p.runtime = RuntimeKind::kCodex;
+    p.command = {FAKE_CODEX_BINARY, "app-server", "--fake-log", log(), "--state", state()};
+    p.cwd = dir_->join("coder");
+    p.lifecycleUid = "abcdefghijklmnopqrstuvwxyz";
+    return p;
+  }
+
+  std::unique_ptr<Seat> open() {
+    SeatOptions so;
+    so.url = server_->url();
+    so.space = "main";
+    so.restartBackoff = milliseconds(50);
+    so.stopGrace = milliseconds(1500);
+    auto seat = Seat::open(profile(), so);
+    EXPECT_TRUE(seat.isOk()) << seat.status().toString();
+    return seat.isOk() ? std::move(seat).value() : nullptr;
+  }
+
+  std::string log() { return dir_->join("fake-codex.log"); }
+  std::string state() { return dir_->join("fake-codex-state.json"); }
+
+  // The fake's log lines of `event`.
+  std::vector<json::object> logged(const std::string& event) {
+    std::vector<json::object> out;
+    std::string text = FileSystem::posix().readFile(log()).valueOr("");
+    size_t start = 0;
+    while (start < text.size()) {
+      size_t end = text.find('\n', start);
+      if (end == std::string::npos) end = text.size();
+      boost::system::error_code ec;
+      json::value v = json::parse(std::string_view(text).substr(start, end - start), ec);
+      start = end + 1;
+      if (!ec && v.is_object() && v.at("event").as_string() == event) out.push_back(v.as_object());
+    }
+    return out;
+  }
+
+  size_t inputsWith(const std::string& needle) {
+    auto inputs = logged("input");
+    return std::count_if(inputs.begin(), inputs.end(), [&](const json::object& o) {
+      return std::string(o.at("text").as_string()).find(needle) != std::string::npos;
+    });
+  }
+
+  std::vector<std::string> wakeKinds() {
+    std::vector<std::string> out;
+    for (uint64_t seq = 1;;) {
+      auto m = js_->findMessage("WAKE_main", seq, "cotal.main.wake.local.coder");
+      if (!m.isOk()) break;
+      out.emplace_back(json::parse(m->data).at("kind").as_string());
+      seq = m->seq + 1;
+    }
+    return out;
+  }
+
+  std::optional<journal::OwnershipRecord> tombstone(const std::string& id) {
+    auto view = journal::OwnershipJournal::inspect(FileSystem::posix(), profile().cwd);
+    if (!view.isOk()) return std::nullopt;
+    for (auto& t : view->tombstones)
+      if (t.id == id) return t;
+    return std::nullopt;
+  }
+
+  std::string send(const std::string& text) {
+    auto sent = alice_->sendDirect("local.coder", text);
+    EXPECT_TRUE(sent.isOk()) << sent.status().toString();
+    return sent.isOk() ? sent->stored.messageId : std::string();
+  }
+
+  std::optional<shoal::testing::TempDir> dir_;
+  std::unique_ptr<mesh::Endpoint> alice_;
+};
+
+// A DM goes out as turn/start with clientUserMessageId = the handoff id and is surfaced exactly
+// when the userMessage item echoes it; the turn's end is turn/completed.
+TEST_F(CodexSeatTest, DmIsSurfacedOnTheEchoedClientIdExactlyOnce) {
+  auto seat = open();
+  ASSERT_NE(seat, nullptr);
+  const std::string id = send("please fix the build CODEX_MARK");
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.surfaced == 1; }));
+  ASSERT_TRUE(eventually([&] { return logged("turn").size() == 1; }));
+  auto inputs = logged("input");
+  ASSERT_EQ(inputs.size(), 1u);
+  EXPECT_NE(std::string(inputs[0].at("text").as_string()).find("CODEX_MARK"), std::string::npos);
+  EXPECT_EQ(inputs[0].at("via").as_string(), "turn/start");
+  EXPECT_FALSE(inputs[0].at("clientId").as_string().empty());
+  auto t = tombstone(id);
+  ASSERT_TRUE(t.has_value());
+  EXPECT_EQ(t->state, journal::OwnerState::kSurfaced);
+  ASSERT_TRUE(eventually([&] {
+    auto kinds = wakeKinds();
+    return std::count(kinds.begin(), kinds.end(), "turn-completed") == 1;
+  }));
+  EXPECT_EQ(logged("turn").front().at("status").as_string(), "completed");
+}
+
+// A non-retrying `error` ends the turn at once (the wake fails, with the runtime's words); the
+// turn/completed(failed) that follows is not a second end.
+TEST_F(CodexSeatTest, ATerminalErrorEndsTheTurnOnce) {
+  auto seat = open();
+  ASSERT_NE(seat, nullptr);
+  send("this one breaks FAKE_ERROR_FATAL");
+  ASSERT_TRUE(eventually([&] {
+    auto kinds = wakeKinds();
+    return std::count(kinds.begin(), kinds.end(), "wake-failed") == 1;
+  }));
+  ASSERT_TRUE(eventually([&] { return logged("turn").size() == 1; }));
+  send("and this one works AFTER_MARK");
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.surfaced == 2; }));
+  ASSERT_TRUE(eventually([&] {
+    auto kinds = wakeKinds();
+    return std::count(kinds.begin(), kinds.end(), "turn-completed") == 1;
+  }));
+  auto kinds = wakeKinds();
+  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "wake-failed"), 1);
+  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "runtime-error"), 0);  // no second turn end
+  EXPECT_EQ(seat->snapshot().counters.turns, 2u);
+}
+
+// A restarted seat resumes its saved thread; when that thread is lost, the typed "no rollout
+// found" refusal authorises exactly one fresh thread and the seat keeps working.
+TEST_F(CodexSeatTest, RestartResumesTheThreadAndALostThreadFallsBackOnce) {
+  std::string thread;
+  {
+    auto seat = open();
+    ASSERT_NE(seat, nullptr);
+    send("first FIRST_MARK");
+    ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.surfaced == 1; }));
+    ASSERT_TRUE(eventually([&] { return logged("turn").size() == 1; }));
+    thread = std::string(logged("turn").back().at("threadId").as_string());
+    ASSERT_FALSE(thread.empty());
+  }
+  {
+    auto seat = open();
+    ASSERT_NE(seat, nullptr);
+    send("second SECOND_MARK");
+    ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.surfaced == 1; }));
+    ASSERT_TRUE(eventually([&] { return logged("turn").size() == 2; }));
+    EXPECT_EQ(logged("turn").back().at("threadId").as_string(), thread);  // resumed
+  }
+  // The runtime lost its threads (a wiped CODEX_HOME): resume is refused, one fresh thread.
+  ASSERT_TRUE(FileSystem::posix().remove(state()).isOk());
+  auto seat = open();
+  ASSERT_NE(seat, nullptr);
+  send("third THIRD_MARK");
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.surfaced == 1; }));
+  ASSERT_TRUE(eventually([&] { return logged("turn").size() == 3; }));
+  const std::string fresh(logged("turn").back().at("threadId").as_string());
+  EXPECT_NE(fresh, thread);
+  size_t resumes = 0, starts = 0;
+  for (const auto& r : logged("request")) {
+    resumes += r.at("method").as_string() == "thread/resume";
+    starts += r.at("method").as_string() == "thread/start";
+  }
+  EXPECT_EQ(resumes, 2u);  // the second and the third launch
+  EXPECT_EQ(starts, 2u);   // the first launch and the one fallback
+}
+
+}  // namespace
+}  // namespace shoal::daemon
