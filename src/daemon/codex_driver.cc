@@ -25,6 +25,7 @@ class CodexDriver final : public ChildDriver {
   using ChildDriver::spawn;
   bool surfacedOnWrite() const override { return false; }
   bool needsReady() const override { return true; }
+  bool steersMidTurn() const override { return true; }
 
   Status beginHandshake() {
     int64_t id = 0;

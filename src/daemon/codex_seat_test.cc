@@ -204,5 +204,37 @@ TEST_F(CodexSeatTest, RestartResumesTheThreadAndALostThreadFallsBackOnce) {
   EXPECT_EQ(starts, 2u);   // the first launch and the one fallback
 }
 
+// Busy-turn continuation (seed 004 §3): a DM arriving while a Codex turn runs is steered into it
+// (turn/steer with the running turn's id) and surfaced on its own echoed clientId; one turn
+// ends and its event names both DMs.
+TEST_F(CodexSeatTest, ADmArrivingMidTurnIsSteeredIntoTheRunningTurn) {
+  auto seat = open();
+  ASSERT_NE(seat, nullptr);
+  const std::string first = send("long one FAKE_SLOW_1500 FIRST_MARK");
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.surfaced == 1; }));
+  const std::string second = send("and also STEER_MARK");
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.surfaced == 2; }));
+  auto inputs = logged("input");
+  ASSERT_EQ(inputs.size(), 2u);
+  EXPECT_EQ(inputs[1].at("via").as_string(), "turn/steer");
+  EXPECT_EQ(inputs[1].at("turnId"), inputs[0].at("turnId"));
+  EXPECT_NE(std::string(inputs[1].at("text").as_string()).find("STEER_MARK"), std::string::npos);
+  ASSERT_TRUE(eventually([&] { return logged("turn").size() == 1; }));
+  ASSERT_TRUE(eventually([&] {
+    for (uint64_t seq = 1;;) {
+      auto m = js_->findMessage("WAKE_main", seq, "cotal.main.wake.local.coder");
+      if (!m.isOk()) return false;
+      json::value v = json::parse(m->data);
+      if (v.at("kind").as_string() == "turn-completed") {
+        const auto& ids = v.at("messages").as_array();
+        return ids.size() == 2 && ids[0].as_string() == first && ids[1].as_string() == second;
+      }
+      seq = m->seq + 1;
+    }
+  }));
+  EXPECT_EQ(seat->snapshot().counters.turns, 1u);
+  EXPECT_EQ(tombstone(second)->state, journal::OwnerState::kSurfaced);
+}
+
 }  // namespace
 }  // namespace shoal::daemon

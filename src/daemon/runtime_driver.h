@@ -84,6 +84,9 @@ class RuntimeDriver {
   virtual bool surfacedOnWrite() const = 0;
   // True: no handoff before kReady (the driver started a readiness handshake at launch).
   virtual bool needsReady() const { return false; }
+  // True: a handoff may be written while a turn runs (Codex `turn/steer`); it is acknowledged
+  // on its own and ends with the turn. False: the seat waits for the turn's end.
+  virtual bool steersMidTurn() const { return false; }
   // Writes one handoff. OK iff every byte went out; bytesWritten says how many did otherwise.
   virtual runtime::StdinWrite handoff(const Handoff& handoff) = 0;
   // Begins a graceful stop: the runtime reads EOF and may finish what it already read.

@@ -65,6 +65,8 @@ constexpr std::string_view kPullOnlyWake = "channel-pull";
 // An admission whose evictions lost a race with the gate (a victim was dispatched or claimed
 // meanwhile) chooses again, at most this many times in all.
 constexpr int kInboxAttempts = 3;
+// Steered handoffs one turn takes at most; later arrivals wait for the turn's end.
+constexpr size_t kMaxSteersPerTurn = 8;
 // How long a retirement waits for inbox pages whose write outcome is not known yet.
 constexpr milliseconds kLeaseDrain{2000};
 // How long a shoal_inbox call waits for the gate.
@@ -284,6 +286,7 @@ class Seat::Impl {
   void finalCheck(const std::string& failedReason);
   // `attempt`: a claim that lost a race with the local inbox's evictions chooses again.
   void claimInbox(InboxRequest& request, int attempt = 1);
+  bool canSteer() const;
   // The write outcome of an inbox page (MCP network thread).
   void inboxWritten(const std::vector<std::string>& receipts, uint64_t generation, bool complete);
   // Closes inbox claims and waits (bounded) for pages whose write outcome is not known yet.
@@ -336,6 +339,9 @@ class Seat::Impl {
   uint64_t generation_ = 0;
   bool accepting_ = false;
   std::optional<ActiveHandoff> handoff_;
+  // Handoffs steered into the running turn (drivers that steersMidTurn(): Codex turn/steer),
+  // each acknowledged on its own; they end with the turn.
+  std::vector<ActiveHandoff> steers_;
   std::deque<std::string> foreground_;
   Retiring retiring_ = Retiring::kNone;
   TimePoint retireDeadline_{};
@@ -1091,6 +1097,14 @@ void Seat::Impl::onDriver(const DriverEvent& e) {
         handoff_->acked = true;
         settleSurfaced(handoff_->owners, "the runtime acknowledged handoff " + handoff_->id,
                        handoff_->id);
+        if (driver_->steersMidTurn()) dispatch();  // directed mail waiting may join the turn
+      }
+      for (auto& steer : steers_) {
+        if (steer.acked || e.handoffId != steer.id) continue;
+        steer.acked = true;
+        settleSurfaced(steer.owners, "the runtime acknowledged handoff " + steer.id + " mid-turn",
+                       steer.id);
+        dispatch();  // the next directed arrival may go in now
       }
       return;
     case DriverEvent::Kind::kTurnStarted:
@@ -1208,12 +1222,22 @@ Status Seat::Impl::launch(const std::string& why) {
 }
 
 void Seat::Impl::dispatch() {
-  while (driver_ != nullptr && accepting_ && !handoff_ && dispatchOne()) {
+  while (driver_ != nullptr && accepting_ && (!handoff_ || canSteer()) && dispatchOne()) {
   }
+}
+
+// Busy-turn continuation (seed 004 §3): with a driver that steers, directed arrivals go into the
+// running turn once its own handoff was acknowledged, one unacknowledged steer at a time.
+bool Seat::Impl::canSteer() const {
+  if (!handoff_ || !handoff_->acked || !driver_->steersMidTurn()) return false;
+  if (steers_.size() >= kMaxSteersPerTurn) return false;
+  return std::all_of(steers_.begin(), steers_.end(),
+                     [](const ActiveHandoff& h) { return h.acked; });
 }
 
 // One handoff. False when nothing more can go out now.
 bool Seat::Impl::dispatchOne() {
+  const bool steering = handoff_.has_value();
   const bool tracksReplies = !driver_->surfacedOnWrite();
   // The owner bound (seed 004 §3.1): with this many replies outstanding, nothing more goes in
   // until a turn end settles them.
@@ -1227,6 +1251,7 @@ bool Seat::Impl::dispatchOne() {
     if (record.state != journal::OwnerState::kQueued) continue;
     if (record.wake == kPullOnlyWake) continue;  // only an inbox page takes it
     const bool ambient = record.wake == kAmbientWake;
+    if (steering && ambient) continue;  // only directed input goes into a running turn
     if (ambient && attention == wire::Attention::kFocus) continue;
     directed = directed || !ambient;
     queued.push_back(std::move(record));
@@ -1358,6 +1383,10 @@ bool Seat::Impl::dispatchOne() {
     log::warn("seat {}: recording a handoff as written: {}", profile_.principal.dotForm(),
               marked.status().toString());
   }
+  if (steering) {
+    steers_.push_back(ActiveHandoff{handoff.handoffId, std::move(owners), false});
+    return false;
+  }
   handoff_ = ActiveHandoff{handoff.handoffId, std::move(owners), false};
   presence([](mesh::PresencePublisher& p) { p.beginTurn(); });
   return false;
@@ -1377,6 +1406,17 @@ void Seat::Impl::turnEnded(const DriverEvent& e) {
                    "no-runtime-ack: the runtime ended its turn without acknowledging handoff " +
                        handoff_->id);
     }
+    for (const auto& steer : steers_) {
+      for (const auto& o : steer.owners)
+        ids.push_back(o.id);
+      if (!steer.acked) {
+        settleFailed(steer.owners,
+                     "no-runtime-ack: the runtime ended its turn without acknowledging the "
+                     "steered handoff " +
+                         steer.id);
+      }
+    }
+    steers_.clear();
     event(WakeEvent{
         e.isError ? "wake-failed" : "turn-completed", generation_, e.detail, std::move(ids), {}});
     handoff_.reset();
@@ -1408,6 +1448,11 @@ void Seat::Impl::unexpectedExit(const DriverEvent& e) {
     for (const auto& o : handoff_->owners)
       ids.push_back(o.id);
   }
+  for (const auto& steer : steers_) {
+    for (const auto& o : steer.owners)
+      ids.push_back(o.id);
+  }
+  steers_.clear();
   drainLeases();
   failInflight("no-read-reconciliation: the runtime exited (" + how +
                ") before acknowledging it; it cannot say whether it read it");
@@ -1510,8 +1555,13 @@ void Seat::Impl::finishRetire() {
       std::vector<std::string> ids;
       for (const auto& o : handoff_->owners)
         ids.push_back(o.id);
+      for (const auto& steer : steers_) {
+        for (const auto& o : steer.owners)
+          ids.push_back(o.id);
+      }
       event(WakeEvent{"wake-failed", generation_, "the seat stopped mid-turn", std::move(ids), {}});
     }
+    steers_.clear();
     handoff_.reset();
     driver_.reset();
     event(WakeEvent{
