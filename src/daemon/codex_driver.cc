@@ -26,6 +26,17 @@ class CodexDriver final : public ChildDriver {
   bool surfacedOnWrite() const override { return false; }
   bool needsReady() const override { return true; }
   bool steersMidTurn() const override { return true; }
+  bool reconciles() const override { return true; }
+
+  Status reconcile(const std::string& threadId) override {
+    int64_t id = 0;
+    {
+      MutexLock lock(mu_);
+      id = nextId_++;
+      reads_[id] = threadId;
+    }
+    return write(codexThreadRead(id, threadId)).status;
+  }
 
   Status beginHandshake() {
     int64_t id = 0;
@@ -203,6 +214,7 @@ class CodexDriver final : public ChildDriver {
   void onResponse(const CodexLine& line) {
     std::string next;
     bool ready = false;
+    std::optional<DriverEvent> reconciled;
     {
       MutexLock lock(mu_);
       if (line.id == initId_) {
@@ -214,10 +226,22 @@ class CodexDriver final : public ChildDriver {
       } else if (line.id == threadReqId_) {
         threadId_ = line.threadId;
         ready = !threadId_.empty();
+      } else if (auto read = reads_.find(line.id); read != reads_.end()) {
+        DriverEvent e;
+        e.kind = DriverEvent::Kind::kReconciled;
+        e.threadId = read->second;
+        e.clientIds = line.clientIds;
+        // Only a complete snapshot of an inactive thread proves an id absent.
+        e.complete = line.hasTurns && line.threadId == read->second &&
+                     (line.threadStatus == "idle" || line.threadStatus == "notLoaded" ||
+                      line.threadStatus == "systemError");
+        reads_.erase(read);
+        reconciled = std::move(e);
       } else if (auto it = requests_.find(line.id); it != requests_.end()) {
         requests_.erase(it);
       }
     }
+    if (reconciled) emit(std::move(*reconciled));
     if (!next.empty()) (void)write(next);
     if (ready) {
       DriverEvent e;
@@ -247,6 +271,13 @@ class CodexDriver final : public ChildDriver {
         c.source = "provider_session_fresh_fallback";
         c.message = e.detail;
         e.condition = c;
+        report = std::move(e);
+      } else if (auto read = reads_.find(line.id); read != reads_.end()) {
+        DriverEvent e;
+        e.kind = DriverEvent::Kind::kReconciled;
+        e.threadId = read->second;
+        e.detail = "thread/read refused: " + line.detail;
+        reads_.erase(read);
         report = std::move(e);
       } else if (line.id == initId_ || line.id == threadReqId_) {
         fatal = true;
@@ -292,6 +323,7 @@ class CodexDriver final : public ChildDriver {
   std::string activeTurn_ SHOAL_GUARDED_BY(mu_);
   mutable std::deque<std::string> pendingAcks_ SHOAL_GUARDED_BY(mu_);
   mutable std::map<int64_t, Pending> requests_ SHOAL_GUARDED_BY(mu_);
+  std::map<int64_t, std::string> reads_ SHOAL_GUARDED_BY(mu_);  // thread/read id → thread
   std::set<std::string> endedTurns_ SHOAL_GUARDED_BY(mu_);
   std::deque<std::string> endedOrder_ SHOAL_GUARDED_BY(mu_);
 };

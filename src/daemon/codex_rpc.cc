@@ -86,7 +86,26 @@ Result<CodexLine> parseCodexLine(std::string_view text) {
     }
     out.kind = CodexLine::Kind::kResponse;
     if (const json::object* result = obj(o, "result")) {
-      if (const json::object* thread = obj(*result, "thread")) out.threadId = str(*thread, "id");
+      if (const json::object* thread = obj(*result, "thread")) {
+        out.threadId = str(*thread, "id");
+        if (const json::object* status = obj(*thread, "status")) {
+          out.threadStatus = str(*status, "type");
+        }
+        if (const json::value* turns = thread->if_contains("turns");
+            turns != nullptr && turns->is_array()) {
+          out.hasTurns = true;
+          for (const auto& turn : turns->get_array()) {
+            const json::value* items =
+                turn.is_object() ? turn.get_object().if_contains("items") : nullptr;
+            if (items == nullptr || !items->is_array()) continue;
+            for (const auto& item : items->get_array()) {
+              if (!item.is_object() || str(item.get_object(), "type") != "userMessage") continue;
+              std::string clientId = str(item.get_object(), "clientId");
+              if (!clientId.empty()) out.clientIds.push_back(std::move(clientId));
+            }
+          }
+        }
+      }
       if (const json::object* turn = obj(*result, "turn")) out.turnId = str(*turn, "id");
       if (out.turnId.empty()) out.turnId = str(*result, "turnId");
     }
@@ -165,9 +184,19 @@ std::string codexThreadStart(int64_t id, std::string_view cwd) {
 }
 
 std::string codexThreadResume(int64_t id, std::string_view threadId, std::string_view cwd) {
-  return line(json::object{{"id", id},
-                           {"method", "thread/resume"},
-                           {"params", json::object{{"threadId", threadId}, {"cwd", cwd}}}});
+  return line(json::object{
+      {"id", id},
+      {"method", "thread/resume"},
+      // Metadata only: the whole history on one line could outgrow the
+      // line limit, and 0.171 deprecates hydrating it here.
+      {"params", json::object{{"threadId", threadId}, {"cwd", cwd}, {"excludeTurns", true}}}});
+}
+
+std::string codexThreadRead(int64_t id, std::string_view threadId) {
+  return line(
+      json::object{{"id", id},
+                   {"method", "thread/read"},
+                   {"params", json::object{{"threadId", threadId}, {"includeTurns", true}}}});
 }
 
 std::string codexTurnStart(int64_t id, std::string_view threadId, std::string_view clientId,

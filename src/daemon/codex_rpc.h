@@ -22,6 +22,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/result.h"
 #include "wire/presence.h"
@@ -52,6 +53,11 @@ struct CodexLine {
   int64_t errorCode = 0;   // kErrorResponse
   std::string detail;      // error texts
   std::optional<wire::PresenceCondition> condition;  // kError, failed kTurnCompleted
+  // kResponse to thread/read {includeTurns}: the thread's status type (`idle`, `active`, …),
+  // whether turns were returned, and every userMessage clientId in them.
+  std::string threadStatus;
+  bool hasTurns = false;
+  std::vector<std::string> clientIds;
 };
 
 // kInvalidArgument `malformed-frame` when the line is not a JSON object.
@@ -62,6 +68,7 @@ std::string codexInitialize(int64_t id);
 std::string codexInitialized();
 std::string codexThreadStart(int64_t id, std::string_view cwd);
 std::string codexThreadResume(int64_t id, std::string_view threadId, std::string_view cwd);
+std::string codexThreadRead(int64_t id, std::string_view threadId);
 std::string codexTurnStart(int64_t id, std::string_view threadId, std::string_view clientId,
                            std::string_view text);
 std::string codexTurnSteer(int64_t id, std::string_view threadId, std::string_view turnId,

@@ -106,5 +106,24 @@ TEST(CodexRpc, WrittenLinesCarryTheClientIdAndNoJsonrpcMember) {
   EXPECT_FALSE(parseCodexLine("[1,2]").isOk());
 }
 
+TEST(CodexRpc, ThreadReadListsTheClientIdsOfEveryTurnAndTheThreadStatus) {
+  auto read = parseCodexLine(
+      R"({"id":9,"result":{"thread":{"id":"T","status":{"type":"idle"},"turns":[)"
+      R"({"id":"t1","status":"completed","items":[{"type":"userMessage","clientId":"h-1"},{"type":"agentMessage","text":"x"}]},)"
+      R"({"id":"t2","status":"completed","items":[{"type":"userMessage","clientId":"h-2"},{"type":"userMessage","clientId":"h-3"}]}]}}})");
+  ASSERT_TRUE(read.isOk());
+  EXPECT_EQ(read->threadId, "T");
+  EXPECT_EQ(read->threadStatus, "idle");
+  EXPECT_TRUE(read->hasTurns);
+  EXPECT_EQ(read->clientIds, (std::vector<std::string>{"h-1", "h-2", "h-3"}));
+  auto active = parseCodexLine(
+      R"({"id":9,"result":{"thread":{"id":"T","status":{"type":"active","activeFlags":[]}}}})");
+  EXPECT_EQ(active->threadStatus, "active");
+  EXPECT_FALSE(active->hasTurns);  // no snapshot: nothing can be proved absent
+  json::value req = json::parse(codexThreadRead(9, "T"));
+  EXPECT_EQ(req.at("method").as_string(), "thread/read");
+  EXPECT_TRUE(req.at("params").at("includeTurns").as_bool());
+}
+
 }  // namespace
 }  // namespace shoal::daemon

@@ -3,6 +3,7 @@
 // ends the turn once, resuming the saved thread across a restart, and the one fresh-thread
 // fallback when that thread is lost (seed 004 §1.1, §2, §3).
 #include <algorithm>
+#include <csignal>
 #include <string>
 #include <vector>
 
@@ -234,6 +235,32 @@ TEST_F(CodexSeatTest, ADmArrivingMidTurnIsSteeredIntoTheRunningTurn) {
   }));
   EXPECT_EQ(seat->snapshot().counters.turns, 1u);
   EXPECT_EQ(tombstone(second)->state, journal::OwnerState::kSurfaced);
+}
+
+// Reconciliation (seed 004 §3.2): a runtime killed after taking a handoff but before echoing it
+// leaves the delivery's fate unknown; the next generation reads the saved thread, finds the
+// handoff absent from its complete idle history, and only then hands it out again — it surfaces
+// once and nothing fails.
+TEST_F(CodexSeatTest, AnUnacknowledgedHandoffIsReconciledAgainstTheThreadBeforeAReplay) {
+  auto seat = open();
+  ASSERT_NE(seat, nullptr);
+  send("warm up WARM_MARK");  // a finished turn: the thread is saved and resumable
+  ASSERT_TRUE(eventually([&] { return logged("turn").size() == 1; }));
+  const std::string id = send("slow start FAKE_DELAY_STARTED_5000 LOST_MARK");
+  ASSERT_TRUE(eventually([&] { return inputsWith("LOST_MARK") == 1; }));
+  const int pid = seat->snapshot().pid;
+  ASSERT_GT(pid, 0);
+  ASSERT_EQ(::kill(pid, SIGKILL), 0);  // before turn/started: written, never acknowledged
+  ASSERT_TRUE(eventually([&] { return inputsWith("LOST_MARK") == 2; }, milliseconds(15000)))
+      << FileSystem::posix().readFile(log()).valueOr("") << "\nseat: " << seat->snapshot().note
+      << " / tombstone: " << (tombstone(id) ? tombstone(id)->reason : std::string("none"));
+  ASSERT_TRUE(eventually([&] { return tombstone(id).has_value(); }, milliseconds(15000)));
+  EXPECT_EQ(tombstone(id)->state, journal::OwnerState::kSurfaced) << tombstone(id)->reason;
+  EXPECT_EQ(seat->snapshot().counters.failed, 0u);
+  size_t reads = 0;
+  for (const auto& r : logged("request"))
+    reads += r.at("method").as_string() == "thread/read";
+  EXPECT_EQ(reads, 1u);
 }
 
 }  // namespace

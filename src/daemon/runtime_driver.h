@@ -16,6 +16,9 @@
 //   kCondition    the runtime reported trouble that did not end the turn (rate limit, retry)
 //   kWork         a work event (assistant text, a tool step): activity evidence only
 //   kReady        the runtime answered its readiness handshake (drivers that needReady())
+//   kReconciled   the answer to reconcile(thread): `clientIds` the thread's history holds,
+//                 `complete` when it is a complete snapshot of an inactive thread (only that
+//                 proves an id absent), `detail` = the thread id read (or the error)
 //   kExited       the Process is gone: its exit status, and `detail` naming a transport fault
 //                 (oversized or malformed frame, read error) when that is what ended it. The
 //                 last event of a generation; the reader has drained every line before it.
@@ -31,6 +34,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <sys/types.h>
 
@@ -43,7 +47,16 @@
 namespace shoal::daemon {
 
 struct DriverEvent {
-  enum class Kind { kAck, kTurnStarted, kTurnEnded, kCondition, kWork, kReady, kExited };
+  enum class Kind {
+    kAck,
+    kTurnStarted,
+    kTurnEnded,
+    kCondition,
+    kWork,
+    kReady,
+    kReconciled,
+    kExited
+  };
   Kind kind = Kind::kWork;
   uint64_t generation = 0;
   std::string handoffId;  // kAck
@@ -51,6 +64,9 @@ struct DriverEvent {
   std::string detail;     // kTurnEnded (error text), kExited (transport fault), kCondition
   std::optional<wire::PresenceCondition> condition;  // kCondition, kTurnEnded with isError
   std::optional<ExitStatus> exit;                    // kExited
+  std::vector<std::string> clientIds;                // kReconciled
+  bool complete = false;                             // kReconciled
+  std::string threadId;                              // kReconciled: the thread that was read
 };
 
 using DriverSink = std::function<void(DriverEvent)>;
@@ -87,6 +103,13 @@ class RuntimeDriver {
   // True: a handoff may be written while a turn runs (Codex `turn/steer`); it is acknowledged
   // on its own and ends with the turn. False: the seat waits for the turn's end.
   virtual bool steersMidTurn() const { return false; }
+  // True: the runtime can be asked what it read (reconcile()); its answer is kReconciled.
+  virtual bool reconciles() const { return false; }
+  // Asks the runtime for the history of `threadId` (Codex `thread/read {includeTurns}`).
+  virtual Status reconcile(const std::string& threadId) {
+    return failedPrecondition("no-reconciler",
+                              "this runtime cannot be asked what it read: " + threadId);
+  }
   // Writes one handoff. OK iff every byte went out; bytesWritten says how many did otherwise.
   virtual runtime::StdinWrite handoff(const Handoff& handoff) = 0;
   // Begins a graceful stop: the runtime reads EOF and may finish what it already read.

@@ -67,6 +67,9 @@ constexpr std::string_view kPullOnlyWake = "channel-pull";
 constexpr int kInboxAttempts = 3;
 // Steered handoffs one turn takes at most; later arrivals wait for the turn's end.
 constexpr size_t kMaxSteersPerTurn = 8;
+// Reconciliation reads (seed 004 §3.2): six attempts, backoff from 100 ms doubling to 5 s.
+constexpr int kReconcileAttempts = 6;
+constexpr milliseconds kReconcileMaxBackoff{5000};
 // How long a retirement waits for inbox pages whose write outcome is not known yet.
 constexpr milliseconds kLeaseDrain{2000};
 // How long a shoal_inbox call waits for the gate.
@@ -287,6 +290,9 @@ class Seat::Impl {
   // `attempt`: a claim that lost a race with the local inbox's evictions chooses again.
   void claimInbox(InboxRequest& request, int attempt = 1);
   bool canSteer() const;
+  // Reconciliation: asks the runtime to read its thread; its answer settles the owners.
+  void startReconcile();
+  void reconciled(const DriverEvent& e);
   // The write outcome of an inbox page (MCP network thread).
   void inboxWritten(const std::vector<std::string>& receipts, uint64_t generation, bool complete);
   // Closes inbox claims and waits (bounded) for pages whose write outcome is not known yet.
@@ -353,6 +359,16 @@ class Seat::Impl {
   bool resumedGeneration_ = false;          // the current generation was launched with it
   bool resumeFallbackUsed_ = false;         // a failed resume fell back to a fresh session
   std::optional<TimePoint> dispatchRetryAt_;
+  // Reconciliation (seed 004 §3.2): handoffs a runtime that can be asked (Codex) may or may not
+  // have read when it died, waiting for the next generation's thread/read.
+  struct Reconciling {
+    Handed owner;
+    std::string handoffId;
+    std::string threadId;
+  };
+  std::vector<Reconciling> reconciling_;
+  int reconcileAttempts_ = 0;
+  std::optional<TimePoint> reconcileAt_;
   milliseconds backoff_{0};
   int crashesInARow_ = 0;
   bool parked_ = false;
@@ -922,6 +938,7 @@ void Seat::Impl::gateMain() {
       };
       earliest(restartAt_);
       earliest(dispatchRetryAt_);
+      earliest(reconcileAt_);
       earliest(readyDeadline_);
       earliest(leases_.nextDeadline());
       if (retiring_ != Retiring::kNone) earliest(retireDeadline_);
@@ -1087,6 +1104,88 @@ void Seat::Impl::onTimer(TimePoint now) {
     dispatchRetryAt_.reset();
     dispatch();
   }
+  if (reconcileAt_ && now >= *reconcileAt_) {
+    reconcileAt_.reset();
+    startReconcile();
+  }
+}
+
+void Seat::Impl::startReconcile() {
+  if (reconciling_.empty() || driver_ == nullptr || !accepting_) return;
+  const std::string thread = driver_->sessionId();
+  // Only the record's exact thread can answer for it: a runtime now on another thread (a
+  // fresh-thread fallback) cannot prove anything about the old one.
+  std::vector<Handed> lost;
+  std::vector<Reconciling> keep;
+  for (auto& r : reconciling_) {
+    if (r.threadId == thread) {
+      keep.push_back(std::move(r));
+    } else {
+      lost.push_back(std::move(r.owner));
+    }
+  }
+  reconciling_ = std::move(keep);
+  if (!lost.empty()) {
+    settleFailed(std::move(lost), "reconcile-thread-changed: the runtime now runs thread " +
+                                      thread + ", which cannot say what the old thread read");
+  }
+  if (reconciling_.empty()) return;
+  if (Status st = driver_->reconcile(thread); !st.isOk()) reconciled(DriverEvent{});
+}
+
+void Seat::Impl::reconciled(const DriverEvent& e) {
+  std::vector<Handed> surfaced;
+  std::vector<Reconciling> open;
+  journal::Transaction requeue;
+  for (auto& r : reconciling_) {
+    if (r.threadId != e.threadId) {
+      open.push_back(std::move(r));
+      continue;
+    }
+    const bool read =
+        std::find(e.clientIds.begin(), e.clientIds.end(), r.handoffId) != e.clientIds.end();
+    if (read) {
+      surfaced.push_back(std::move(r.owner));
+    } else if (e.complete) {
+      // Proved absent from a complete snapshot of the idle thread: never read, safe to hand
+      // out again.
+      requeue.add(
+          journal::Requeue{r.owner.id, r.owner.token,
+                           "absent: thread " + r.threadId + " never read handoff " + r.handoffId});
+    } else {
+      open.push_back(std::move(r));
+    }
+  }
+  if (!surfaced.empty()) {
+    settleSurfaced(std::move(surfaced), "reconciled: the runtime's thread shows it was read", "");
+  }
+  if (!requeue.ops.empty()) {
+    auto done = journal_->commit(std::move(requeue));
+    if (!done.isOk()) {
+      log::warn("seat {}: requeueing reconciled-absent deliveries: {}",
+                profile_.principal.dotForm(), done.status().toString());
+    }
+  }
+  reconciling_ = std::move(open);
+  if (!reconciling_.empty()) {
+    // Unknown (an active thread, a refused read): read again with backoff, then give up.
+    if (++reconcileAttempts_ >= kReconcileAttempts) {
+      std::vector<Handed> owners;
+      for (auto& r : reconciling_)
+        owners.push_back(std::move(r.owner));
+      reconciling_.clear();
+      settleFailed(std::move(owners),
+                   "reconcile-exhausted: the runtime could not say whether it read it (" +
+                       (e.detail.empty() ? std::string("no complete snapshot") : e.detail) + ")");
+    } else {
+      const auto backoff = std::min<milliseconds>(kReconcileMaxBackoff,
+                                                  milliseconds(int64_t{100} << reconcileAttempts_));
+      reconcileAt_ = Clock_::now() + backoff;
+    }
+  } else {
+    reconcileAttempts_ = 0;
+  }
+  dispatch();
 }
 
 void Seat::Impl::onDriver(const DriverEvent& e) {
@@ -1131,7 +1230,12 @@ void Seat::Impl::onDriver(const DriverEvent& e) {
       if (!readyDeadline_) return;
       readyDeadline_.reset();
       if (retiring_ == Retiring::kNone) accepting_ = true;
+      reconcileAttempts_ = 0;
+      startReconcile();
       dispatch();
+      return;
+    case DriverEvent::Kind::kReconciled:
+      reconciled(e);
       return;
     case DriverEvent::Kind::kExited:
       if (retiring_ != Retiring::kNone) {
@@ -1394,6 +1498,7 @@ bool Seat::Impl::dispatchOne() {
 
 void Seat::Impl::turnEnded(const DriverEvent& e) {
   count(&SeatCounters::turns);
+  std::optional<ActiveHandoff> carried;
   saveSession(driver_->sessionId());
   progressThisGeneration_ = true;
   crashesInARow_ = 0;
@@ -1406,15 +1511,15 @@ void Seat::Impl::turnEnded(const DriverEvent& e) {
                    "no-runtime-ack: the runtime ended its turn without acknowledging handoff " +
                        handoff_->id);
     }
-    for (const auto& steer : steers_) {
+    // A steer not acknowledged yet may have raced the turn's end: the driver then starts the
+    // next turn with it. It is carried over as that turn's handoff, never failed here.
+    for (auto& steer : steers_) {
+      if (!steer.acked) {
+        carried = std::move(steer);
+        continue;
+      }
       for (const auto& o : steer.owners)
         ids.push_back(o.id);
-      if (!steer.acked) {
-        settleFailed(steer.owners,
-                     "no-runtime-ack: the runtime ended its turn without acknowledging the "
-                     "steered handoff " +
-                         steer.id);
-      }
     }
     steers_.clear();
     event(WakeEvent{
@@ -1433,6 +1538,10 @@ void Seat::Impl::turnEnded(const DriverEvent& e) {
     });
   } else {
     presence([](mesh::PresencePublisher& p) { (void)p.setStatus(wire::PresenceStatus::kIdle); });
+  }
+  if (carried) {
+    handoff_ = std::move(carried);
+    presence([](mesh::PresencePublisher& p) { p.beginTurn(); });
   }
   dispatch();
 }
@@ -1454,6 +1563,18 @@ void Seat::Impl::unexpectedExit(const DriverEvent& e) {
   }
   steers_.clear();
   drainLeases();
+  if (driver_->reconciles()) {
+    // Written, unacknowledged handoffs wait for the next generation to read the thread.
+    for (const auto& record : journal_->view().live) {
+      // Dispatching or written: either way only the thread can say whether it was read.
+      if (!journal::isInflight(record.state) || leases_.holds(record.id)) continue;
+      const auto slash = record.runtime.receipt.rfind('/');
+      if (record.runtime.sessionId.empty() || slash == std::string::npos) continue;
+      reconciling_.push_back(Reconciling{Handed{record.id, record.token, record.target, {}, {}, 0},
+                                         record.runtime.receipt.substr(0, slash),
+                                         record.runtime.sessionId});
+    }
+  }
   failInflight("no-read-reconciliation: the runtime exited (" + how +
                ") before acknowledging it; it cannot say whether it read it");
   finalCheck("the runtime exited (" + how + ") before answering");
@@ -1549,6 +1670,8 @@ void Seat::Impl::finishRetire() {
   if (driver_ != nullptr) {
     driver_->kill(milliseconds(0));
     drainLeases();
+    reconciling_.clear();
+    reconcileAt_.reset();
     failInflight("stopped-before-ack: the runtime was stopped before acknowledging it");
     finalCheck(handoff_ ? "the seat stopped before the turn ended" : "");
     if (handoff_) {
@@ -1595,8 +1718,12 @@ void Seat::Impl::failInflight(const std::string& reason) {
   std::vector<Handed> inflight;
   for (const auto& record : journal_->view().live) {
     // An inbox receipt is not the runtime's: its lease decides (a write still in flight may
-    // prove it surfaced; else it fails at the lease's end).
-    if (journal::isInflight(record.state) && !leases_.holds(record.id))
+    // prove it surfaced; else it fails at the lease's end). A handoff being reconciled waits
+    // for the runtime's answer.
+    const bool reconciling =
+        std::any_of(reconciling_.begin(), reconciling_.end(),
+                    [&](const Reconciling& r) { return r.owner.id == record.id; });
+    if (journal::isInflight(record.state) && !leases_.holds(record.id) && !reconciling)
       inflight.push_back(Handed{record.id, record.token, record.target, {}, {}, 0});
   }
   if (!inflight.empty()) settleFailed(std::move(inflight), reason);

@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
-"""A scripted, rule-based fake of the Anthropic Messages API, for driving the real Claude Code
-CLI offline in tests (tests/runtime_real/, design: real-runtimes.md §1).
+"""A scripted, rule-based fake of the Anthropic Messages API and the OpenAI Responses API, for
+driving the real Claude Code CLI and the real `codex app-server` offline in tests
+(tests/runtime_real/, design: real-runtimes.md §1, §3).
 
-Only `POST /v1/messages` (with or without a query such as `?beta=true`) is served; every other
-request (the CLI's `HEAD /` pre-connect included) gets a 404. Replies stream as SSE in the
-order the CLI expects: message_start, content_block_start, content_block_delta (text_delta or
-input_json_delta), content_block_stop, message_delta (stop_reason end_turn or tool_use),
-message_stop. The body ends when the connection closes.
+Two routes are served: `POST /v1/messages` (Anthropic, with or without a query such as
+`?beta=true`) and `POST /v1/responses` (OpenAI Responses); every other request (the Claude
+CLI's `HEAD /` pre-connect included) gets a 404.
+
+Anthropic (`/v1/messages`). Replies stream as SSE in the order the CLI expects:
+message_start, content_block_start, content_block_delta (text_delta or input_json_delta),
+content_block_stop, message_delta (stop_reason end_turn or tool_use), message_stop. The body
+ends when the connection closes.
 
 Replies follow rules, not a sequence (the CLI may send side requests), applied to the LAST
 message with role "user" (the CLI can append a role "system" message after it, and puts
@@ -21,9 +25,29 @@ message with role "user" (the CLI can append a role "system" message after it, a
                                               JSON object on the rest of that line)
   * otherwise                              -> text  "fake-reply-N: <last 200 chars of the text>"
 
-Knobs: --port (0 picks a free one), --log PATH (one JSON line per request), --delay-s F
-(answer F seconds late), --status N (answer every model request with HTTP error N). Once bound
-it prints exactly one line, `listening on 127.0.0.1:PORT`, to stdout. SIGTERM/SIGINT stop it.
+Responses (`/v1/responses`; Codex sets base_url to `http://127.0.0.1:PORT/v1`, wire_api
+"responses"). The same rules, applied to the request's `input` items: a tool call's output
+(`function_call_output`) after the last user message is the tool result; otherwise the text of
+the last `role:"user"` message, without the parts Codex adds itself (`<environment_context>`,
+`<user_instructions>`, `# AGENTS.md` …). Tool calls are `function_call` items; a tool offered
+inside a `namespace` (how Codex offers MCP tools, e.g. `mcp__echo` / `echo`) is called with that
+`namespace`. One more rule, after CALL_ECHO:
+  * the user text contains "CALL_SHELL <cmd>"   -> an `exec_command` call {"cmd": "<cmd>"}
+    ("CALL_SHELL_ESC <cmd>" adds sandbox_permissions "require_escalated" and a justification,
+    which makes Codex ask its client for approval when its policy allows asking)
+Replies stream as SSE (`event: <type>` + `data: <json>`, with `sequence_number`):
+response.created, response.in_progress, response.output_item.added, then for text
+response.content_part.added, response.output_text.delta…, response.output_text.done,
+response.content_part.done, or for a call response.function_call_arguments.delta…/done, then
+response.output_item.done and response.completed (with `usage`). Errors use the OpenAI shape
+{"error": {"message", "type", "param", "code"}}. Each request is logged like an Anthropic one,
+with `items` (the input length) and `tools` (offered names, `namespace/name` inside one)
+instead of `messages`.
+
+Knobs (both routes): --port (0 picks a free one), --log PATH (one JSON line per request),
+--delay-s F (answer F seconds late), --status N (answer every model request with HTTP error N).
+Once bound it prints exactly one line, `listening on 127.0.0.1:PORT`, to stdout. SIGTERM/SIGINT
+stop it.
 
 Python 3 standard library only.
 """
@@ -150,6 +174,120 @@ def chunks(text, size):
     return [text[i:i + size] for i in range(0, len(text), size)] or [""]
 
 
+# --- OpenAI Responses (`POST /v1/responses`, for `codex app-server`; real-runtimes.md §1, §3) ---
+
+# Headers copied into the log of a Responses request (lower-case names).
+RESPONSES_LOGGED_HEADERS = (
+    "user-agent",
+    "authorization",
+    "accept",
+    "originator",
+    "session-id",
+    "thread-id",
+    "x-codex-turn-metadata",
+    "content-type",
+    "content-encoding",
+)
+
+# The OpenAI error `type` for an HTTP status (anything else: server_error).
+OPENAI_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "invalid_request_error",
+    403: "invalid_request_error",
+    404: "invalid_request_error",
+    429: "rate_limit_error",
+}
+
+CALL_SHELL = re.compile(r"CALL_SHELL(_ESC)?[ \t]+([^\n]+)")
+
+# Text parts Codex adds to user messages on its own (environment, AGENTS.md, skills): they are
+# not the user's words, so the rules never look at them.
+CODEX_CONTEXT_PREFIXES = (
+    "<environment_context>",
+    "<user_instructions>",
+    "<INSTRUCTIONS>",
+    "<skills_instructions>",
+    "<turn_aborted>",
+    "# AGENTS.md",
+)
+
+
+def is_codex_context(text):
+    return text.lstrip().startswith(CODEX_CONTEXT_PREFIXES)
+
+
+def response_content_text(content):
+    """The text parts of a Responses item's `content` (or a tool call's `output`), as a list."""
+    if isinstance(content, str):
+        return [content]
+    if not isinstance(content, list):
+        return []
+    return [str(part.get("text", "")) for part in content
+            if isinstance(part, dict) and part.get("type") in ("input_text", "output_text", "text")]
+
+
+def last_responses_turn(body):
+    """(user_text, tool_result_text or None) for a Responses request.
+
+    A tool call's output after the last user message is a tool result; otherwise the user text
+    is the last user message's own text (Codex's context parts left out; a user message made
+    only of those is skipped)."""
+    items = body.get("input")
+    if isinstance(items, str):
+        return items, None
+    if not isinstance(items, list):
+        return "", None
+    for item in reversed(items):
+        if not isinstance(item, dict):
+            continue
+        kind = item.get("type", "message")
+        if kind in ("function_call_output", "custom_tool_call_output"):
+            result = "\n".join(response_content_text(item.get("output")))
+            return result, result
+        if kind == "message" and item.get("role") == "user":
+            own = [t for t in response_content_text(item.get("content")) if not is_codex_context(t)]
+            if own:
+                return "\n".join(own), None
+    return "", None
+
+
+def responses_tool_ending(body, suffix):
+    """(namespace or None, name) of the first offered function tool whose name ends in `suffix`,
+    looking inside `namespace` tools too (how Codex offers MCP tools); None if there is none."""
+    for tool in body.get("tools") or []:
+        if not isinstance(tool, dict):
+            continue
+        if tool.get("type") == "namespace":
+            for inner in tool.get("tools") or []:
+                name = inner.get("name", "") if isinstance(inner, dict) else ""
+                if isinstance(name, str) and name.endswith(suffix):
+                    return tool.get("name"), name
+        elif tool.get("type") == "function":
+            name = tool.get("name", "")
+            if isinstance(name, str) and name.endswith(suffix):
+                return None, name
+    return None
+
+
+def responses_tool_names(body):
+    """Offered tool names for the log (`namespace/name` for tools inside a namespace)."""
+    names = []
+    for tool in body.get("tools") or []:
+        if not isinstance(tool, dict):
+            continue
+        if tool.get("type") == "namespace":
+            names.extend(f"{tool.get('name')}/{inner.get('name')}"
+                         for inner in tool.get("tools") or [] if isinstance(inner, dict))
+        else:
+            names.append(str(tool.get("name") or tool.get("type")))
+    return names
+
+
+def sse_data(data):
+    text = json.dumps(data, ensure_ascii=False)
+    return f"event: {data['type']}\ndata: {text}\n\n".encode("utf-8")
+
+
 class Handler(BaseHTTPRequestHandler):
     server_version = "fake-model/1"
     protocol_version = "HTTP/1.0"  # one request per connection; SSE ends at close
@@ -202,7 +340,11 @@ class Handler(BaseHTTPRequestHandler):
     do_GET = do_HEAD = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _not_found
 
     def do_POST(self):
-        if urlsplit(self.path).path != "/v1/messages":
+        route = urlsplit(self.path).path
+        if route == "/v1/responses":
+            self._post_responses()
+            return
+        if route != "/v1/messages":
             self._read_body()
             self._not_found()
             return
@@ -317,6 +459,159 @@ class Handler(BaseHTTPRequestHandler):
         try:
             for event in out:
                 self.wfile.write(event)
+                self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client went away (an interrupt); nothing to answer
+
+    # --- POST /v1/responses ---
+
+    def _send_openai_error(self, status, message):
+        self._send_json(status, {"error": {
+            "message": message, "type": OPENAI_ERROR_TYPES.get(status, "server_error"),
+            "param": None, "code": None}})
+
+    def _post_responses(self):
+        record = {"ts": time.time(), "method": "POST", "path": self.path,
+                  "headers": {k: self.headers[k] for k in RESPONSES_LOGGED_HEADERS
+                              if self.headers.get(k) is not None}}
+        try:
+            body = json.loads(self._read_body() or b"{}")
+            if not isinstance(body, dict):
+                raise ValueError("the body is not a JSON object")
+        except (ValueError, UnicodeDecodeError) as e:
+            record.update(status=400, error=f"bad request body: {e}")
+            self.model.log(record)
+            self._send_openai_error(400, f"fake model: bad request body: {e}")
+            return
+
+        user_text, tool_result = last_responses_turn(body)
+        items = body.get("input")
+        record.update(model=body.get("model"), stream=bool(body.get("stream")),
+                      items=len(items) if isinstance(items, list) else 1,
+                      tools=responses_tool_names(body), user_text=user_text)
+        if self.model.delay_s > 0:
+            time.sleep(self.model.delay_s)
+
+        status = self.model.forced_status
+        if status is None and tool_result is None:
+            if "FAKE_MODEL_500" in user_text:
+                status = 500
+            elif "FAKE_MODEL_400" in user_text:
+                status = 400
+        if status is not None:
+            record.update(status=status, reply=f"fake forced error {status}")
+            self.model.log(record)
+            self._send_openai_error(status, f"fake forced error {status}")
+            return
+
+        reply = self._choose_responses_reply(body, user_text, tool_result)
+        record.update(status=200, reply=reply)
+        self.model.log(record)
+        self._answer_responses(body, reply)
+
+    def _choose_responses_reply(self, body, user_text, tool_result):
+        """{"text": …} or {"call": {"namespace" (optional), "name", "arguments"}}."""
+        def call(found, args):
+            c = {"name": found[1], "arguments": json.dumps(args)}
+            if found[0]:
+                c["namespace"] = found[0]
+            return {"call": c}
+
+        if tool_result is not None:
+            return {"text": f"TOOL_RESULT_SEEN: {tool_result}"}
+        scripted = CALL_TOOL.search(user_text)
+        if scripted:
+            found = responses_tool_ending(body, scripted.group(1))
+            try:
+                args = json.loads(scripted.group(2))
+            except ValueError:
+                return {"text": "fake-model: CALL_TOOL arguments are not one JSON object"}
+            if found is None:
+                return {"text": f"fake-model: CALL_TOOL but no tool ending in {scripted.group(1)}"}
+            return call(found, args)
+        echo = CALL_ECHO.search(user_text)
+        if echo:
+            found = responses_tool_ending(body, "echo")
+            if found is None:
+                return {"text": "fake-model: CALL_ECHO but no tool ending in echo was offered"}
+            return call(found, {"text": echo.group(1)})
+        shell = CALL_SHELL.search(user_text)
+        if shell:
+            found = responses_tool_ending(body, "exec_command")
+            if found is None:
+                return {"text": "fake-model: CALL_SHELL but no exec_command tool was offered"}
+            cmd = shell.group(2).strip()
+            args = {"cmd": cmd}
+            if shell.group(1):
+                args.update(sandbox_permissions="require_escalated",
+                            justification=f"test wants to run {cmd}")
+            return call(found, args)
+        n = self.model.next_reply_number()
+        return {"text": f"fake-reply-{n}: {user_text[-TEXT_TAIL:]}"}
+
+    def _answer_responses(self, body, reply):
+        response_id = "resp_fake_" + secrets.token_hex(6)
+        model = body.get("model") or "fake-model"
+        usage = {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0},
+                 "output_tokens": 5, "output_tokens_details": {"reasoning_tokens": 0},
+                 "total_tokens": 15}
+        if "call" in reply:
+            item_id = "fc_fake_" + secrets.token_hex(5)
+            done_item = dict(reply["call"], type="function_call", id=item_id,
+                             call_id="call_fake_" + secrets.token_hex(5), status="completed")
+        else:
+            item_id = "msg_fake_" + secrets.token_hex(5)
+            done_item = {"type": "message", "id": item_id, "status": "completed",
+                         "role": "assistant",
+                         "content": [{"type": "output_text", "text": reply["text"],
+                                      "annotations": []}]}
+
+        def response(status, output):
+            return {"id": response_id, "object": "response", "created_at": int(time.time()),
+                    "status": status, "model": model, "output": output,
+                    "usage": usage if status == "completed" else None}
+
+        if not body.get("stream"):
+            self._send_json(200, response("completed", [done_item]))
+            return
+
+        events = [{"type": "response.created", "response": response("in_progress", [])},
+                  {"type": "response.in_progress", "response": response("in_progress", [])}]
+        where = {"item_id": item_id, "output_index": 0}
+        if done_item["type"] == "function_call":
+            events.append({"type": "response.output_item.added", "output_index": 0,
+                           "item": dict(done_item, arguments="", status="in_progress")})
+            for part in chunks(done_item["arguments"], DELTA_CHARS):
+                events.append(dict(where, type="response.function_call_arguments.delta",
+                                   delta=part))
+            events.append(dict(where, type="response.function_call_arguments.done",
+                               arguments=done_item["arguments"]))
+        else:
+            text = reply["text"]
+            events.append({"type": "response.output_item.added", "output_index": 0,
+                           "item": dict(done_item, status="in_progress", content=[])})
+            events.append(dict(where, type="response.content_part.added", content_index=0,
+                               part={"type": "output_text", "text": "", "annotations": []}))
+            for part in chunks(text, DELTA_CHARS):
+                events.append(dict(where, type="response.output_text.delta", content_index=0,
+                                   delta=part))
+            events.append(dict(where, type="response.output_text.done", content_index=0,
+                               text=text))
+            events.append(dict(where, type="response.content_part.done", content_index=0,
+                               part={"type": "output_text", "text": text, "annotations": []}))
+        events.append({"type": "response.output_item.done", "output_index": 0,
+                       "item": done_item})
+        events.append({"type": "response.completed", "response": response("completed",
+                                                                          [done_item])})
+
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        try:
+            for seq, event in enumerate(events):
+                self.wfile.write(sse_data(dict(event, sequence_number=seq)))
                 self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client went away (an interrupt); nothing to answer

@@ -1,0 +1,475 @@
+// The real `codex app-server` (pinned by scripts/install-test-runtimes --codex) behind a seat on
+// a real broker, run offline against the scripted fake model (tests/fakes/fake_model.py,
+// `POST /v1/responses`) on 127.0.0.1. What the Codex driver relies on (codex_driver.h) checked
+// on the real binary: surfacing on the echoed `clientId`, a second turn on the same thread, and
+// a restarted seat resuming its saved thread. Recipe and observed behaviour: real-runtimes.md
+// §0, §1, §3.
+//
+// The suite installs the runtimes once per test process (the script is idempotent and
+// serialises parallel installs). Without node/npm the script exits 3 and every test skips,
+// saying why.
+//
+// Each test runs its own fake model (`--port 0`, its `listening on` line read back) and gives
+// Codex a private CODEX_HOME (config.toml of real-runtimes.md §3.1 pointing at that port) and
+// HOME. The seat passes only the names in profile.env (plus PATH and HOME) to the runtime, so
+// the test sets them in its own environment and lists them there.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <boost/json.hpp>
+#include <signal.h>
+#include <unistd.h>
+
+#include "base/file_system.h"
+#include "base/subprocess.h"
+#include "daemon/seat.h"
+#include "journal/ownership_journal.h"
+#include "mesh/endpoint.h"
+#include "testing/eventually.h"
+#include "testing/managed_space.h"
+#include "testing/temp_dir.h"
+
+#include <gtest/gtest.h>
+
+namespace shoal::daemon {
+namespace {
+
+namespace json = boost::json;
+using shoal::testing::eventually;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+// Bounds for waits that only a failure reaches (a cold 315 MB binary can take seconds to load).
+constexpr milliseconds kTurnWait = seconds(120);
+
+std::string readText(const std::string& path) {
+  return FileSystem::posix().readFile(path).valueOr("");
+}
+
+std::vector<std::string> splitLines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) lines.push_back(line);
+  }
+  return lines;
+}
+
+std::optional<json::object> parseObject(const std::string& line) {
+  boost::system::error_code ec;
+  json::value v = json::parse(line, ec);
+  if (ec || !v.is_object()) return std::nullopt;
+  return v.as_object();
+}
+
+std::string stringAt(const json::object& o, const char* key) {
+  auto it = o.find(key);
+  return it != o.end() && it->value().is_string() ? std::string(it->value().as_string()) : "";
+}
+
+size_t occurrences(const std::string& haystack, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = haystack.find(needle); at != std::string::npos;
+       at = haystack.find(needle, at + needle.size())) {
+    ++n;
+  }
+  return n;
+}
+
+// What the install script said (one process per test under ctest, so it runs once per test; an
+// installed runtime makes that a version check).
+struct InstallOutcome {
+  std::string codex;  // the native executable, on success
+  std::string skip;   // node/npm missing: why the tests skip
+  std::string error;  // anything else
+  double tookS = 0;   // how long the script ran
+};
+
+InstallOutcome& install() {
+  static InstallOutcome outcome;
+  return outcome;
+}
+
+// One model request the fake logged.
+struct ModelRequest {
+  std::string userText;
+  std::string threadId;  // the `thread-id` header Codex sends
+  int64_t items = 0;     // the length of `input` (the conversation so far)
+};
+
+class RealCodexTest : public shoal::testing::ManagedSpaceTest {
+ protected:
+  static void SetUpTestSuite() {
+    ::signal(SIGPIPE, SIG_IGN);  // a runtime that died must fail a write, not kill the test
+    InstallOutcome& out = install();
+    auto dir = shoal::testing::TempDir::create("rt-install");
+    if (!dir.isOk()) {
+      out.error = dir.status().toString();
+      return;
+    }
+    SpawnOptions opts;
+    opts.argv = {std::string(SHOAL_SOURCE_DIR) + "/scripts/install-test-runtimes", "--codex",
+                 SHOAL_TEST_RUNTIMES_DIR};
+    opts.stdoutTarget = StdioTarget::appendTo(dir->join("out"));
+    opts.stderrTarget = StdioTarget::appendTo(dir->join("err"));
+    const auto started = std::chrono::steady_clock::now();
+    auto child = Subprocess::spawn(opts);
+    if (!child.isOk()) {
+      out.error = "cannot run scripts/install-test-runtimes: " + child.status().toString();
+      return;
+    }
+    auto exit = child->wait(seconds(500));
+    out.tookS = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    std::string stdoutText = readText(dir->join("out"));
+    std::string said = stdoutText + readText(dir->join("err"));
+    if (!exit.isOk()) {
+      (void)child->terminate(seconds(5));
+      out.error =
+          "scripts/install-test-runtimes did not finish: " + exit.status().toString() + "\n" + said;
+    } else if (exit->exited && exit->code == 3) {
+      out.skip = "the real Codex CLI cannot be installed here: " + said;
+    } else if (!exit->success()) {
+      out.error = "scripts/install-test-runtimes failed (" + exit->toString() + "):\n" + said;
+    } else {
+      auto lines = splitLines(stdoutText);
+      out.codex = lines.empty() ? "" : lines.back();
+      if (out.codex.empty() || ::access(out.codex.c_str(), X_OK) != 0) {
+        out.error = "scripts/install-test-runtimes named no executable:\n" + said;
+      }
+    }
+  }
+
+  void SetUp() override {
+    if (!install().skip.empty()) GTEST_SKIP() << install().skip;
+    ASSERT_TRUE(install().error.empty()) << install().error;
+    codex_ = install().codex;
+    std::printf("codex: %s (install check %.1f s)\n", codex_.c_str(), install().tookS);
+    ManagedSpaceTest::SetUp();
+    if (HasFatalFailure()) return;
+    auto dir = shoal::testing::TempDir::create("real-codex");
+    ASSERT_TRUE(dir.isOk()) << dir.status().toString();
+    dir_.emplace(std::move(dir).value());
+    FileSystem& fs = FileSystem::posix();
+    ASSERT_TRUE(fs.createDirs(dir_->join("home")).isOk());
+    ASSERT_TRUE(fs.createDirs(dir_->join("codex-home")).isOk());
+    startFakeModel();
+    if (HasFatalFailure()) return;
+    writeCodexConfig();
+    if (HasFatalFailure()) return;
+    // The runtime's environment: the seat passes these (profile.env, plus HOME and PATH).
+    setEnv("HOME", dir_->join("home"));
+    setEnv("CODEX_HOME", dir_->join("codex-home"));
+    setEnv("FAKE_API_KEY", "test");
+    alice_ = openSender("alice");
+    ASSERT_NE(alice_, nullptr);
+  }
+
+  void TearDown() override {
+    alice_.reset();
+    ManagedSpaceTest::TearDown();
+    for (auto it = savedEnv_.rbegin(); it != savedEnv_.rend(); ++it) {
+      if (it->second) {
+        ::setenv(it->first.c_str(), it->second->c_str(), 1);
+      } else {
+        ::unsetenv(it->first.c_str());
+      }
+    }
+    fake_.reset();  // killOnDestroy
+  }
+
+  void setEnv(const std::string& name, const std::string& value) {
+    const char* old = std::getenv(name.c_str());
+    savedEnv_.emplace_back(name, old ? std::optional<std::string>(old) : std::nullopt);
+    ::setenv(name.c_str(), value.c_str(), 1);
+  }
+
+  // Starts the fake model on a free port and reads its port back from the `listening on` line.
+  void startFakeModel() {
+    fakeLog_ = dir_->join("fake-model.log");
+    std::string outPath = dir_->join("fake-model.out");
+    std::string errPath = dir_->join("fake-model.err");
+    SpawnOptions opts;
+    opts.argv = {"python3", std::string(SHOAL_SOURCE_DIR) + "/tests/fakes/fake_model.py",
+                 "--port",  "0",
+                 "--log",   fakeLog_};
+    opts.stdoutTarget = StdioTarget::appendTo(outPath);
+    opts.stderrTarget = StdioTarget::appendTo(errPath);
+    opts.killOnDestroy = true;
+    auto child = Subprocess::spawn(opts);
+    ASSERT_TRUE(child.isOk()) << child.status().toString();
+    fake_.emplace(std::move(child).value());
+    const std::string prefix = "listening on 127.0.0.1:";
+    bool listening = eventually(
+        [&] {
+          std::string out = readText(outPath);
+          return out.rfind(prefix, 0) == 0 && out.find('\n') != std::string::npos;
+        },
+        seconds(30), milliseconds(10));
+    ASSERT_TRUE(listening) << "the fake model did not start: " << readText(outPath)
+                           << readText(errPath);
+    fakePort_ = std::atoi(readText(outPath).c_str() + prefix.size());
+    ASSERT_GT(fakePort_, 0) << readText(outPath);
+  }
+
+  // real-runtimes.md §3.1: the fake as the only provider, no retries (a failure shows at
+  // once), no approvals asked, a read-only sandbox, analytics off.
+  void writeCodexConfig() {
+    const std::string toml =
+        "model = \"fake-model\"\n"
+        "model_provider = \"fake\"\n"
+        "approval_policy = \"never\"\n"
+        "sandbox_mode = \"read-only\"\n"
+        "check_for_update_on_startup = false\n"
+        "\n"
+        "[model_providers.fake]\n"
+        "name = \"Fake local model\"\n"
+        "base_url = \"http://127.0.0.1:" +
+        std::to_string(fakePort_) +
+        "/v1\"\n"
+        "wire_api = \"responses\"\n"
+        "env_key = \"FAKE_API_KEY\"\n"
+        "request_max_retries = 0\n"
+        "stream_max_retries = 0\n"
+        "stream_idle_timeout_ms = 15000\n"
+        "\n"
+        "[analytics]\n"
+        "enabled = false\n";
+    Status wrote =
+        writeFileAtomically(FileSystem::posix(), dir_->join("codex-home/config.toml"), toml);
+    ASSERT_TRUE(wrote.isOk()) << wrote.toString();
+  }
+
+  SeatProfile profile() {
+    SeatProfile p;
+    p.name = "Coder";
+    p.principal = wire::Principal{"local", "coder"};
+    p.runtime = RuntimeKind::kCodex;
+    p.command = {codex_, "app-server"};
+    p.cwd = dir_->join("coder");
+    p.env = {"CODEX_HOME", "FAKE_API_KEY", "HOME"};
+    p.lifecycleUid = "abcdefghijklmnopqrstuvwxyz";
+    return p;
+  }
+
+  std::unique_ptr<Seat> open() {
+    SeatOptions so;
+    so.url = server_->url();
+    so.space = "main";
+    so.restartBackoff = milliseconds(200);
+    so.stopGrace = milliseconds(5000);
+    auto seat = Seat::open(profile(), so);
+    EXPECT_TRUE(seat.isOk()) << seat.status().toString();
+    return seat.isOk() ? std::move(seat).value() : nullptr;
+  }
+
+  std::string send(const std::string& text) {
+    auto sent = alice_->sendDirect("local.coder", text);
+    EXPECT_TRUE(sent.isOk()) << sent.status().toString();
+    return sent.isOk() ? sent->stored.messageId : std::string();
+  }
+
+  std::optional<journal::OwnershipRecord> tombstone(const std::string& id) {
+    auto view = journal::OwnershipJournal::inspect(FileSystem::posix(), profile().cwd);
+    if (!view.isOk()) return std::nullopt;
+    for (auto& t : view->tombstones)
+      if (t.id == id) return t;
+    return std::nullopt;
+  }
+
+  // The handoff id a surfaced delivery went out under (its receipt is `<handoff id>/<index>`).
+  static std::string handoffOf(const journal::OwnershipRecord& r) {
+    return r.runtime.receipt.substr(0, r.runtime.receipt.find('/'));
+  }
+
+  std::vector<std::string> wakeKinds() {
+    std::vector<std::string> out;
+    for (uint64_t seq = 1;;) {
+      auto m = js_->findMessage("WAKE_main", seq, "cotal.main.wake.local.coder");
+      if (!m.isOk()) break;
+      out.emplace_back(json::parse(m->data).at("kind").as_string());
+      seq = m->seq + 1;
+    }
+    return out;
+  }
+
+  size_t turnsCompleted() {
+    auto kinds = wakeKinds();
+    return static_cast<size_t>(std::count(kinds.begin(), kinds.end(), "turn-completed"));
+  }
+
+  std::vector<ModelRequest> modelRequests() const {
+    std::vector<ModelRequest> out;
+    for (const auto& line : splitLines(readText(fakeLog_))) {
+      auto o = parseObject(line);
+      if (!o || stringAt(*o, "path") != "/v1/responses") continue;
+      ModelRequest r;
+      r.userText = stringAt(*o, "user_text");
+      if (auto h = o->find("headers"); h != o->end() && h->value().is_object()) {
+        r.threadId = stringAt(h->value().as_object(), "thread-id");
+      }
+      if (auto n = o->find("items"); n != o->end() && n->value().is_int64()) {
+        r.items = n->value().as_int64();
+      }
+      out.push_back(std::move(r));
+    }
+    return out;
+  }
+
+  // The model requests whose user text holds `mark`.
+  std::vector<ModelRequest> requestsWith(const std::string& mark) const {
+    std::vector<ModelRequest> out;
+    for (auto& r : modelRequests()) {
+      if (r.userText.find(mark) != std::string::npos) out.push_back(r);
+    }
+    return out;
+  }
+
+  // The seat's runtime log: codex's stdout transcript and stderr (Seat::runtimeLogPath).
+  std::string runtimeLog() const { return readText(dir_->join("coder/.shoal/runtime.log")); }
+
+  // Everything that explains a failure.
+  std::string diagnostics(const Seat* seat) const {
+    std::string s;
+    if (seat) {
+      auto snap = seat->snapshot();
+      s += "seat: state " + snap.state + ", note: " + snap.note + "\n";
+    }
+    return s + "runtime.log:\n" + runtimeLog() + "\nfake model log:\n" + readText(fakeLog_);
+  }
+
+  // Sends `text`, waits until the seat surfaced `surfacedAfter` deliveries and the fake model
+  // answered a request carrying `mark`; returns the delivery's tombstone.
+  journal::OwnershipRecord deliver(Seat& seat, const std::string& text, const std::string& mark,
+                                   uint64_t surfacedAfter) {
+    const std::string id = send(text);
+    EXPECT_FALSE(id.empty());
+    EXPECT_TRUE(
+        eventually([&] { return seat.snapshot().counters.surfaced == surfacedAfter; }, kTurnWait))
+        << diagnostics(&seat);
+    EXPECT_TRUE(eventually([&] { return !requestsWith(mark).empty(); }, kTurnWait))
+        << diagnostics(&seat);
+    auto t = tombstone(id);
+    EXPECT_TRUE(t.has_value()) << "no tombstone for " << id << "\n" << diagnostics(&seat);
+    return t.value_or(journal::OwnershipRecord{});
+  }
+
+  std::string codex_;
+  std::optional<shoal::testing::TempDir> dir_;
+  std::string fakeLog_;
+  int fakePort_ = 0;
+  std::optional<Subprocess> fake_;
+  std::vector<std::pair<std::string, std::optional<std::string>>> savedEnv_;
+  std::unique_ptr<mesh::Endpoint> alice_;
+};
+
+// A DM goes out as turn/start with clientUserMessageId = the handoff id; the real Codex echoes
+// it as the userMessage item's clientId, which surfaces the delivery; the DM's text reaches the
+// model.
+TEST_F(RealCodexTest, DmIsSurfacedOnTheClientIdTheRealCodexEchoes) {
+  auto seat = open();
+  ASSERT_NE(seat, nullptr);
+  auto t = deliver(*seat, "please look at the build REAL_CODEX_FIRST", "REAL_CODEX_FIRST", 1);
+  ASSERT_FALSE(HasFailure());
+  EXPECT_EQ(t.state, journal::OwnerState::kSurfaced) << t.reason;
+  const std::string handoff = handoffOf(t);
+  ASSERT_FALSE(handoff.empty()) << "no receipt on the tombstone; reason: " << t.reason;
+  EXPECT_NE(t.reason.find(handoff), std::string::npos) << t.reason;
+  // The runtime log holds codex's stdout: the userMessage item carries our id, on
+  // item/started and item/completed.
+  EXPECT_GE(occurrences(runtimeLog(), "\"clientId\":\"" + handoff + "\""), 1u)
+      << diagnostics(seat.get());
+  ASSERT_TRUE(eventually([&] { return turnsCompleted() == 1; }, kTurnWait))
+      << diagnostics(seat.get());
+  EXPECT_EQ(seat->snapshot().counters.turns, 1u);
+  EXPECT_EQ(seat->snapshot().counters.failed, 0u);
+  auto requests = requestsWith("REAL_CODEX_FIRST");
+  ASSERT_EQ(requests.size(), 1u) << readText(fakeLog_);
+  EXPECT_FALSE(requests[0].threadId.empty()) << readText(fakeLog_);
+  EXPECT_EQ(requests[0].threadId, t.runtime.sessionId) << "the seat's thread is not Codex's";
+}
+
+// A second DM, sent after the first turn completed, is a second turn on the same thread: it is
+// surfaced on its own clientId and the model sees the first exchange as history.
+TEST_F(RealCodexTest, ASecondDmIsASecondTurnOnTheSameThread) {
+  auto seat = open();
+  ASSERT_NE(seat, nullptr);
+  auto first = deliver(*seat, "first one REAL_CODEX_ONE", "REAL_CODEX_ONE", 1);
+  ASSERT_FALSE(HasFailure());
+  ASSERT_TRUE(eventually([&] { return turnsCompleted() == 1; }, kTurnWait))
+      << diagnostics(seat.get());
+
+  auto second = deliver(*seat, "second one REAL_CODEX_TWO", "REAL_CODEX_TWO", 2);
+  ASSERT_FALSE(HasFailure());
+  EXPECT_EQ(second.state, journal::OwnerState::kSurfaced) << second.reason;
+  const std::string handoff = handoffOf(second);
+  ASSERT_FALSE(handoff.empty()) << second.reason;
+  EXPECT_NE(handoff, handoffOf(first));
+  EXPECT_GE(occurrences(runtimeLog(), "\"clientId\":\"" + handoff + "\""), 1u)
+      << diagnostics(seat.get());
+  ASSERT_TRUE(eventually([&] { return turnsCompleted() == 2; }, kTurnWait))
+      << diagnostics(seat.get());
+  EXPECT_EQ(seat->snapshot().counters.turns, 2u);
+
+  EXPECT_FALSE(first.runtime.sessionId.empty());
+  EXPECT_EQ(second.runtime.sessionId, first.runtime.sessionId);
+  auto one = requestsWith("REAL_CODEX_ONE");
+  auto two = requestsWith("REAL_CODEX_TWO");
+  ASSERT_EQ(one.size(), 1u) << readText(fakeLog_);
+  ASSERT_EQ(two.size(), 1u) << readText(fakeLog_);
+  EXPECT_EQ(two[0].threadId, one[0].threadId);
+  EXPECT_GT(two[0].items, one[0].items) << "the second request carries no history";
+  // One Codex process served both turns.
+  EXPECT_EQ(seat->snapshot().counters.launches, 1u);
+}
+
+// A restarted seat (the Seat destroyed and opened again) resumes its saved thread: the new
+// process's turn runs on the same thread id, with the earlier exchange as history, and Codex
+// did not refuse the resume.
+TEST_F(RealCodexTest, RestartResumesTheSameThread) {
+  std::string thread;
+  int64_t itemsBefore = 0;
+  {
+    auto seat = open();
+    ASSERT_NE(seat, nullptr);
+    auto t = deliver(*seat, "before the restart REAL_CODEX_BEFORE", "REAL_CODEX_BEFORE", 1);
+    ASSERT_FALSE(HasFailure());
+    ASSERT_TRUE(eventually([&] { return turnsCompleted() == 1; }, kTurnWait))
+        << diagnostics(seat.get());
+    thread = t.runtime.sessionId;
+    ASSERT_FALSE(thread.empty()) << t.reason;
+    itemsBefore = requestsWith("REAL_CODEX_BEFORE").at(0).items;
+  }
+  const size_t logBefore = runtimeLog().size();
+
+  auto seat = open();
+  ASSERT_NE(seat, nullptr);
+  auto t = deliver(*seat, "after the restart REAL_CODEX_AFTER", "REAL_CODEX_AFTER", 1);
+  ASSERT_FALSE(HasFailure());
+  EXPECT_EQ(t.state, journal::OwnerState::kSurfaced) << t.reason;
+  EXPECT_EQ(t.runtime.sessionId, thread) << diagnostics(seat.get());
+  ASSERT_TRUE(eventually([&] { return turnsCompleted() == 2; }, kTurnWait))
+      << diagnostics(seat.get());
+
+  const std::string after = runtimeLog().substr(logBefore);
+  // The second process answered thread/resume with the saved thread and ran the turn on it.
+  EXPECT_NE(after.find("\"thread\":{\"id\":\"" + thread + "\""), std::string::npos) << after;
+  EXPECT_NE(after.find("\"clientId\":\"" + handoffOf(t) + "\""), std::string::npos) << after;
+  EXPECT_EQ(after.find("no rollout found"), std::string::npos) << after;
+  EXPECT_EQ(after.find("thread not found"), std::string::npos) << after;
+  auto kinds = wakeKinds();
+  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "runtime-error"), 0) << after;
+
+  auto requests = requestsWith("REAL_CODEX_AFTER");
+  ASSERT_EQ(requests.size(), 1u) << readText(fakeLog_);
+  EXPECT_EQ(requests[0].threadId, thread) << readText(fakeLog_);
+  EXPECT_GT(requests[0].items, itemsBefore) << "the resumed thread lost its history";
+}
+
+}  // namespace
+}  // namespace shoal::daemon
