@@ -420,12 +420,27 @@ Status Seat::Impl::open() {
       admittedDms_ = std::move(admitted).value();
     }
   }
-  // Whatever a previous daemon left inflight may or may not have been read by its runtime
-  // (neither raw stdin nor Claude can be asked): it ends failed, never replayed.
+  // Whatever a previous daemon left inflight may or may not have been read by its runtime.
+  // Raw stdin and Claude cannot be asked: it ends failed, never replayed. A Codex handoff with
+  // its thread recorded waits for the first generation's thread/read (reconciliation).
   std::vector<Handed> leftover;
   for (const auto& record : journal_->view().live) {
-    if (journal::isInflight(record.state))
-      leftover.push_back(Handed{record.id, record.token, record.target, {}, {}, 0});
+    if (!journal::isInflight(record.state)) continue;
+    const auto slash = record.runtime.receipt.rfind('/');
+    if (profile_.runtime == RuntimeKind::kCodex && !record.runtime.sessionId.empty() &&
+        slash != std::string::npos) {
+      reconciling_.push_back(Reconciling{Handed{record.id, record.token, record.target, {}, {}, 0},
+                                         record.runtime.receipt.substr(0, slash),
+                                         record.runtime.sessionId});
+      continue;
+    }
+    leftover.push_back(Handed{record.id, record.token, record.target, {}, {}, 0});
+  }
+  if (!reconciling_.empty()) {
+    log::info(
+        "seat {}: {} deliveries were inflight when the previous daemon ended; the runtime's "
+        "thread will say whether it read them",
+        profile_.principal.dotForm(), reconciling_.size());
   }
 
   transport::ConnectOptions connect;

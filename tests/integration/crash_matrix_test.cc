@@ -1,12 +1,16 @@
-// The crash matrix (issue 5): DMs flow into a fake-Claude seat while the real `shoal daemon`
+// The crash matrix (issues 5 and 8): DMs flow into a seat while the real `shoal daemon`
 // process is SIGKILLed at random points and restarted. Afterwards every DM must be surfaced
-// exactly once or reported failed with a reason — none lost, none surfaced twice. The fake's
-// own log (every stdin line any of its processes read) is the witness of what the runtime saw;
-// the sender's receipts in WAKE_<space> are the daemon's account.
+// exactly once or reported failed with a reason — none lost, none surfaced twice. The sender's
+// receipts in WAKE_<space> are the daemon's account; the runtime's own record is the witness:
+// for the fake Claude, every stdin line any of its processes read; for the fake Codex, the
+// persisted thread history (its rollout store), which is what a resumed session holds — a
+// Codex handoff the daemon could not account for is reconciled against it, and replayed only
+// when the history proves it absent.
 //
 // CRASH_MATRIX_KILLS / CRASH_MATRIX_DMS (compile definitions) size the run: `make test` runs a
 // short variant, the `slow` label the full one (≥ 50 kills, 1,000 DMs).
 #include <csignal>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <random>
@@ -31,6 +35,9 @@ namespace {
 namespace json = boost::json;
 using shoal::testing::eventually;
 using std::chrono::milliseconds;
+
+// How many times the runtime's record shows each of `ids`.
+using Witness = std::function<std::map<std::string, int>(const std::set<std::string>& ids)>;
 
 class CrashMatrixTest : public shoal::testing::ManagedSpaceTest {
  protected:
@@ -63,24 +70,117 @@ class CrashMatrixTest : public shoal::testing::ManagedSpaceTest {
   }
 
   std::string fakeLog() { return dir_->join("fake.log"); }
+  // `suffix` ends every DM's text (a marker the fake runtime acts on).
+  // `witness` counts what the runtime's session holds; `reads`, when given, what its processes
+  // read (a surfaced DM: held at most once and read at least once); without it a surfaced DM
+  // must be held exactly once.
+  void runMatrix(daemon::SeatProfile p, int kills, int dms, const Witness& witness,
+                 const Witness& reads, const std::string& suffix);
 
   std::optional<shoal::testing::TempDir> dir_;
   std::optional<Subprocess> daemon_;
   std::unique_ptr<mesh::Endpoint> sender_;
 };
 
-TEST_F(CrashMatrixTest, EveryDmSurfacedOnceOrFailedWithAReasonAcrossDaemonKills) {
-  constexpr int kKills = CRASH_MATRIX_KILLS;
-  constexpr int kDms = CRASH_MATRIX_DMS;
+std::map<std::string, int> countIn(const std::vector<std::string>& texts,
+                                   const std::set<std::string>& ids) {
+  std::map<std::string, int> out;
+  for (const auto& text : texts) {
+    for (const auto& id : ids) {
+      if (text.find(id) != std::string::npos) ++out[id];
+    }
+  }
+  return out;
+}
 
+// Every `input` line of the fake Claude's log (what any of its processes read on stdin).
+Witness claudeWitness(std::string logPath) {
+  return [logPath](const std::set<std::string>& ids) {
+    std::string log = FileSystem::posix().readFile(logPath).valueOr("");
+    std::vector<std::string> texts;
+    size_t start = 0;
+    while (start < log.size()) {
+      size_t end = log.find('\n', start);
+      if (end == std::string::npos) end = log.size();
+      boost::system::error_code ec;
+      json::value v = json::parse(std::string_view(log).substr(start, end - start), ec);
+      start = end + 1;
+      if (ec || !v.is_object() || v.at("event").as_string() != "input") continue;
+      texts.emplace_back(v.at("content").as_string());
+    }
+    return countIn(texts, ids);
+  };
+}
+
+// Every user message any fake Codex process accepted (its log's `input` events).
+Witness codexReads(std::string logPath) {
+  return [logPath](const std::set<std::string>& ids) {
+    std::string log = FileSystem::posix().readFile(logPath).valueOr("");
+    std::vector<std::string> texts;
+    size_t start = 0;
+    while (start < log.size()) {
+      size_t end = log.find('\n', start);
+      if (end == std::string::npos) end = log.size();
+      boost::system::error_code ec;
+      json::value v = json::parse(std::string_view(log).substr(start, end - start), ec);
+      start = end + 1;
+      if (ec || !v.is_object() || v.at("event").as_string() != "input") continue;
+      texts.emplace_back(v.at("text").as_string());
+    }
+    return countIn(texts, ids);
+  };
+}
+
+// Every userMessage of every turn of every thread in the fake Codex's rollout store.
+Witness codexWitness(std::string statePath) {
+  return [statePath](const std::set<std::string>& ids) {
+    std::vector<std::string> texts;
+    boost::system::error_code ec;
+    json::value v = json::parse(FileSystem::posix().readFile(statePath).valueOr("{}"), ec);
+    if (ec || !v.is_object() || !v.as_object().contains("threads")) return countIn(texts, ids);
+    for (const auto& [id, thread] : v.at("threads").as_object()) {
+      for (const auto& turn : thread.at("turns").as_array()) {
+        for (const auto& item : turn.at("items").as_array()) {
+          if (item.at("type").as_string() != "userMessage") continue;
+          for (const auto& part : item.at("content").as_array()) {
+            if (part.as_object().contains("text")) texts.emplace_back(part.at("text").as_string());
+          }
+        }
+      }
+    }
+    return countIn(texts, ids);
+  };
+}
+
+TEST_F(CrashMatrixTest, EveryDmSurfacedOnceOrFailedWithAReasonAcrossDaemonKills) {
+  daemon::SeatProfile p;
+  p.runtime = daemon::RuntimeKind::kClaude;
+  p.command = {FAKE_CLAUDE_BINARY, "--fake-log", fakeLog()};
+  runMatrix(p, CRASH_MATRIX_KILLS, CRASH_MATRIX_DMS, claudeWitness(fakeLog()), nullptr, "");
+}
+
+// The same for a Codex seat: what the daemon could not account for is reconciled against the
+// runtime's thread after each restart.
+TEST_F(CrashMatrixTest, EveryDmToACodexSeatSurfacedOnceOrFailedAcrossDaemonKills) {
+  daemon::SeatProfile p;
+  p.runtime = daemon::RuntimeKind::kCodex;
+  const std::string state = dir_->join("codex-state.json");
+  p.command = {FAKE_CODEX_BINARY, "app-server", "--fake-log", fakeLog(), "--state", state};
+  // Each turn takes 40 ms, so kills land while turns, steers and acks are in flight.
+  // The witness is the persisted history (a surfaced DM is there at most once); the fake
+  // persists a turn only when it finishes, so a DM acknowledged in a turn its process did not
+  // live to finish is surfaced yet absent from the history: the fake's input log shows it read.
+  runMatrix(p, std::max(3, CRASH_MATRIX_KILLS / 2), CRASH_MATRIX_DMS / 3, codexWitness(state),
+            codexReads(fakeLog()), " FAKE_SLOW_40");
+}
+
+void CrashMatrixTest::runMatrix(daemon::SeatProfile p, int kKills, int kDms, const Witness& witness,
+                                const Witness& reads, const std::string& suffix) {
   // The seat's profile is registered once; every daemon life opens it.
   auto store = daemon::ProfileStore::open(*js_, "main");
   ASSERT_TRUE(store.isOk()) << store.status().toString();
-  daemon::SeatProfile p;
   p.name = "Crash Target";
   p.principal = wire::Principal{"local", "target"};
-  p.runtime = daemon::RuntimeKind::kClaude;
-  p.command = {FAKE_CLAUDE_BINARY, "--fake-log", fakeLog()};
   p.cwd = dir_->join("seat");
   p.lifecycleUid = "crashmatrixlifecycle000001";
   ASSERT_TRUE(store->create(p).isOk());
@@ -116,8 +216,8 @@ TEST_F(CrashMatrixTest, EveryDmSurfacedOnceOrFailedWithAReasonAcrossDaemonKills)
     const int count = life < kKills ? perLife : kDms - static_cast<int>(ids.size());
     std::vector<std::string> batch;
     for (int i = 0; i < count; ++i) {
-      auto sent =
-          sender_->sendDirect("local.target", "crash-matrix message " + std::to_string(ids.size()));
+      auto sent = sender_->sendDirect(
+          "local.target", "crash-matrix message " + std::to_string(ids.size()) + suffix);
       ASSERT_TRUE(sent.isOk()) << sent.status().toString();
       ids.push_back(sent->stored.messageId);
       batch.push_back(sent->stored.messageId);
@@ -165,30 +265,22 @@ TEST_F(CrashMatrixTest, EveryDmSurfacedOnceOrFailedWithAReasonAcrossDaemonKills)
 
   std::printf("crash matrix: all receipts at +%lld ms\n",
               static_cast<long long>((Clock::real().monotonicNs() - t0) / 1000000));
-  // What the runtime read, across every fake process of every daemon life.
-  std::string log = FileSystem::posix().readFile(fakeLog()).valueOr("");
-  std::map<std::string, int> readCount;
-  std::set<std::string> idSet(ids.begin(), ids.end());
-  size_t start = 0;
-  while (start < log.size()) {
-    size_t end = log.find('\n', start);
-    if (end == std::string::npos) end = log.size();
-    boost::system::error_code ec;
-    json::value v = json::parse(std::string_view(log).substr(start, end - start), ec);
-    start = end + 1;
-    if (ec || !v.is_object() || v.at("event").as_string() != "input") continue;
-    std::string content(v.at("content").as_string());
-    for (const auto& id : idSet) {
-      if (content.find(id) != std::string::npos) ++readCount[id];
-    }
-  }
+  // What the runtime read, across every process of every daemon life.
+  const std::set<std::string> idSet(ids.begin(), ids.end());
+  std::map<std::string, int> readCount = witness(idSet);
+  std::map<std::string, int> rawReads = reads ? reads(idSet) : readCount;
 
   int surfaced = 0, failed = 0;
   for (const auto& id : ids) {
     const json::object& r = receipts.at(id);
     if (r.contains("surfacedAt")) {
       ++surfaced;
-      EXPECT_EQ(readCount[id], 1) << id << " surfaced but read " << readCount[id] << " times";
+      if (reads) {
+        EXPECT_LE(readCount[id], 1) << id << " surfaced and held " << readCount[id] << " times";
+        EXPECT_GE(rawReads[id], 1) << id << " surfaced but never read";
+      } else {
+        EXPECT_EQ(readCount[id], 1) << id << " surfaced but read " << readCount[id] << " times";
+      }
     } else {
       ++failed;
       ASSERT_TRUE(r.contains("reason")) << json::serialize(r);
