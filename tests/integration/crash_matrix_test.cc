@@ -93,9 +93,10 @@ std::map<std::string, int> countIn(const std::vector<std::string>& texts,
   return out;
 }
 
-// Every `input` line of the fake Claude's log (what any of its processes read on stdin).
-Witness claudeWitness(std::string logPath) {
-  return [logPath](const std::set<std::string>& ids) {
+// The `field` of every `input` line of a fake runtime's log: what any of its processes read
+// (fake Claude: `content`, each stdin line; fake Codex: `text`, each accepted user message).
+Witness inputLog(std::string logPath, std::string field) {
+  return [logPath, field](const std::set<std::string>& ids) {
     std::string log = FileSystem::posix().readFile(logPath).valueOr("");
     std::vector<std::string> texts;
     size_t start = 0;
@@ -106,26 +107,7 @@ Witness claudeWitness(std::string logPath) {
       json::value v = json::parse(std::string_view(log).substr(start, end - start), ec);
       start = end + 1;
       if (ec || !v.is_object() || v.at("event").as_string() != "input") continue;
-      texts.emplace_back(v.at("content").as_string());
-    }
-    return countIn(texts, ids);
-  };
-}
-
-// Every user message any fake Codex process accepted (its log's `input` events).
-Witness codexReads(std::string logPath) {
-  return [logPath](const std::set<std::string>& ids) {
-    std::string log = FileSystem::posix().readFile(logPath).valueOr("");
-    std::vector<std::string> texts;
-    size_t start = 0;
-    while (start < log.size()) {
-      size_t end = log.find('\n', start);
-      if (end == std::string::npos) end = log.size();
-      boost::system::error_code ec;
-      json::value v = json::parse(std::string_view(log).substr(start, end - start), ec);
-      start = end + 1;
-      if (ec || !v.is_object() || v.at("event").as_string() != "input") continue;
-      texts.emplace_back(v.at("text").as_string());
+      texts.emplace_back(v.at(field).as_string());
     }
     return countIn(texts, ids);
   };
@@ -156,7 +138,7 @@ TEST_F(CrashMatrixTest, EveryDmSurfacedOnceOrFailedWithAReasonAcrossDaemonKills)
   daemon::SeatProfile p;
   p.runtime = daemon::RuntimeKind::kClaude;
   p.command = {FAKE_CLAUDE_BINARY, "--fake-log", fakeLog()};
-  runMatrix(p, CRASH_MATRIX_KILLS, CRASH_MATRIX_DMS, claudeWitness(fakeLog()), nullptr, "");
+  runMatrix(p, CRASH_MATRIX_KILLS, CRASH_MATRIX_DMS, inputLog(fakeLog(), "content"), nullptr, "");
 }
 
 // The same for a Codex seat: what the daemon could not account for is reconciled against the
@@ -171,7 +153,7 @@ TEST_F(CrashMatrixTest, EveryDmToACodexSeatSurfacedOnceOrFailedAcrossDaemonKills
   // persists a turn only when it finishes, so a DM acknowledged in a turn its process did not
   // live to finish is surfaced yet absent from the history: the fake's input log shows it read.
   runMatrix(p, std::max(3, CRASH_MATRIX_KILLS / 2), CRASH_MATRIX_DMS / 3, codexWitness(state),
-            codexReads(fakeLog()), " FAKE_SLOW_40");
+            inputLog(fakeLog(), "text"), " FAKE_SLOW_40");
 }
 
 void CrashMatrixTest::runMatrix(daemon::SeatProfile p, int kKills, int kDms, const Witness& witness,
