@@ -25,6 +25,8 @@ Status ChildDriver::spawn(const SeatProfile& profile, std::vector<std::string> a
   co.envAllowList->push_back("HOME");
   co.env = {{"SHOAL_SEAT", profile.principal.dotForm()}, {"SHOAL_SPACE", spec_.space}};
   if (!spec_.mcpConfigPath.empty()) co.env.emplace_back("SHOAL_MCP_CONFIG", spec_.mcpConfigPath);
+  for (const auto& kv : extraEnv_)
+    co.env.push_back(kv);
   if (profile.runtime == RuntimeKind::kClaude &&
       std::find(profile.env.begin(), profile.env.end(), "ENABLE_TOOL_SEARCH") ==
           profile.env.end()) {

@@ -14,6 +14,8 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "daemon/runtime_driver.h"
 #include "runtime/child_process.h"
@@ -45,6 +47,9 @@ class ChildDriver : public RuntimeDriver {
 
   const LaunchSpec spec_;
   std::unique_ptr<runtime::ChildProcess> child_;
+  // Set by a subclass before spawn(): variables the runtime gets beyond the profile's (e.g. the
+  // MCP bearer token Codex reads from its environment).
+  std::vector<std::pair<std::string, std::string>> extraEnv_;
 
  private:
   void readerMain();

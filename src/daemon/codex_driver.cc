@@ -5,10 +5,12 @@
 #include <map>
 #include <set>
 
+#include "base/file_system.h"
 #include "base/log.h"
 #include "base/mutex.h"
 #include "daemon/child_driver.h"
 #include "daemon/codex_rpc.h"
+#include "mcp/client_config.h"
 #include "runtime/byte_source.h"
 #include "runtime/line_reader.h"
 
@@ -27,6 +29,9 @@ class CodexDriver final : public ChildDriver {
   bool needsReady() const override { return true; }
   bool steersMidTurn() const override { return true; }
   bool reconciles() const override { return true; }
+  void setMcpToken(const std::string& token) {
+    extraEnv_.emplace_back(std::string(kCodexMcpTokenVariable), token);
+  }
 
   Status reconcile(const std::string& threadId) override {
     int64_t id = 0;
@@ -330,15 +335,41 @@ class CodexDriver final : public ChildDriver {
 
 }  // namespace
 
-std::vector<std::string> codexArgv(const SeatProfile& profile) {
-  if (!profile.command.empty()) return profile.command;
-  return {"codex", "app-server"};
+std::vector<std::string> codexArgv(const SeatProfile& profile, const std::string& mcpUrl) {
+  std::vector<std::string> argv = profile.command;
+  if (argv.empty()) argv = {"codex", "app-server"};
+  if (!mcpUrl.empty()) {
+    // TOML strings: the URL is ours (http://127.0.0.1:<port>/…), no quote or backslash in it.
+    for (const std::string& setting :
+         {"mcp_servers.shoal.url=\"" + mcpUrl + "\"",
+          "mcp_servers.shoal.bearer_token_env_var=\"" + std::string(kCodexMcpTokenVariable) + "\"",
+          std::string("mcp_servers.shoal.default_tools_approval_mode=\"approve\"")}) {
+      argv.emplace_back("-c");
+      argv.push_back(setting);
+    }
+  }
+  return argv;
 }
 
 Result<std::unique_ptr<RuntimeDriver>> launchCodexDriver(const SeatProfile& profile,
                                                          LaunchSpec spec) {
-  auto argv = codexArgv(profile);
+  // The seat's MCP endpoint (the config it wrote for its runtime): URL and bearer token.
+  std::string url;
+  std::string token;
+  if (!spec.mcpConfigPath.empty()) {
+    auto endpoint = mcp::readMcpClientConfig(FileSystem::posix(), spec.mcpConfigPath);
+    if (!endpoint.isOk()) return endpoint.status().withContext("the seat's MCP config");
+    url = endpoint->url;
+    for (const auto& h : endpoint->headers) {
+      if (h.name == "Authorization" && h.value.rfind("Bearer ", 0) == 0) token = h.value.substr(7);
+    }
+    if (url.find('"') != std::string::npos || url.find('\\') != std::string::npos) {
+      return invalidArgument("bad-mcp-url", "the seat's MCP URL cannot be written as TOML: " + url);
+    }
+  }
+  auto argv = codexArgv(profile, url);
   auto driver = std::make_unique<CodexDriver>(std::move(spec), profile.cwd);
+  if (!token.empty()) driver->setMcpToken(token);
   SHOAL_RETURN_IF_ERROR(driver->spawn(profile, std::move(argv)));
   (void)driver->beginHandshake();  // a failed write: the process is gone, kExited says so
   return std::unique_ptr<RuntimeDriver>(std::move(driver));

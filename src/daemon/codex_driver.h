@@ -22,14 +22,21 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "daemon/runtime_driver.h"
 
 namespace shoal::daemon {
 
-// The profile's command (default `codex app-server`), unchanged.
-std::vector<std::string> codexArgv(const SeatProfile& profile);
+// The profile's command (default `codex app-server`), plus, with the seat's MCP endpoint
+// `mcp`, the `-c` overrides that give Codex the seat's tools for this run only:
+//   mcp_servers.shoal.url="<url>", mcp_servers.shoal.bearer_token_env_var="SHOAL_MCP_TOKEN"
+//   (Codex refuses an inline token; the driver sets that variable), and
+//   mcp_servers.shoal.default_tools_approval_mode="approve" (the seat's own tools need no
+//   approval; without it an `approval_policy = "never"` Codex refuses every call).
+std::vector<std::string> codexArgv(const SeatProfile& profile, const std::string& mcpUrl = "");
+inline constexpr std::string_view kCodexMcpTokenVariable = "SHOAL_MCP_TOKEN";
 
 Result<std::unique_ptr<RuntimeDriver>> launchCodexDriver(const SeatProfile& profile,
                                                          LaunchSpec spec);

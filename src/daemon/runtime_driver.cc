@@ -28,7 +28,7 @@ Result<std::unique_ptr<RuntimeDriver>> launchRuntime(const SeatProfile& profile,
 
 std::vector<std::string> runtimeArgv(const SeatProfile& profile, const LaunchSpec& spec) {
   if (profile.runtime == RuntimeKind::kClaude) return claudeArgv(profile, spec);
-  if (profile.runtime == RuntimeKind::kCodex) return codexArgv(profile);
+  if (profile.runtime == RuntimeKind::kCodex) return codexArgv(profile);  // MCP flags: at launch
   return profile.command;
 }
 

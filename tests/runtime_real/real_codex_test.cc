@@ -471,5 +471,30 @@ TEST_F(RealCodexTest, RestartResumesTheSameThread) {
   EXPECT_GT(requests[0].items, itemsBefore) << "the resumed thread lost its history";
 }
 
+// The whole loop through the real binary: the scripted model tells Codex to call the seat's
+// `shoal_dm` MCP tool (the driver gives Codex the seat's MCP server with `-c` overrides and the
+// bearer token in its environment); the reply is stored on the mesh, and the wake closes
+// `replied` because it went to the DM's sender.
+TEST_F(RealCodexTest, SeatRepliesThroughItsShoalDmTool) {
+  auto seat = open();
+  ASSERT_NE(seat, nullptr);
+  const std::string id = send(
+      R"(please answer alice: CALL_TOOL shoal_dm {"to":"local.alice","text":"pong from codex"})");
+  ASSERT_FALSE(id.empty());
+  std::optional<transport::StoredMessage> reply;
+  ASSERT_TRUE(eventually(
+      [&] {
+        auto m = js_->findMessage("DM_main", 1, "cotal.main.inst.local.alice.local.coder");
+        if (m.isOk()) reply = *m;
+        return reply.has_value();
+      },
+      kTurnWait))
+      << diagnostics(seat.get());
+  EXPECT_NE(reply->data.find("pong from codex"), std::string::npos) << reply->data;
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.replied == 1; }, kTurnWait))
+      << diagnostics(seat.get());
+  EXPECT_EQ(seat->snapshot().counters.failed, 0u);
+}
+
 }  // namespace
 }  // namespace shoal::daemon
