@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "runtime/byte_source.h"
+#include "runtime/line_reader.h"
 
 namespace shoal::daemon {
 Status ChildDriver::spawn(const SeatProfile& profile, std::vector<std::string> argv) {
@@ -71,6 +73,23 @@ void ChildDriver::appendToLog(std::string_view bytes) {
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return;  // a full disk loses transcript, never delivery state
     bytes.remove_prefix(static_cast<size_t>(n));
+  }
+}
+
+std::string ChildDriver::readLines(runtime::UniqueFd out, const std::string& streamName,
+                                   const std::function<std::string(const std::string&)>& onLine) {
+  auto source = runtime::FdByteSource::create(std::move(out));
+  if (!source.isOk()) return source.status().toString();
+  runtime::LineReaderOptions ro;
+  ro.streamName = streamName;
+  runtime::LineReader reader(std::move(source).value(), ro);
+  while (true) {
+    auto line = reader.next();
+    if (!line.isOk()) return line.status().toString();
+    if (!line->has_value()) return "";
+    appendToLog(**line + "\n");
+    if ((*line)->empty()) continue;
+    if (std::string fault = onLine(**line); !fault.empty()) return fault;
   }
 }
 

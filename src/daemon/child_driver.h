@@ -11,6 +11,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -40,6 +41,12 @@ class ChildDriver : public RuntimeDriver {
   virtual std::string frame(const Handoff& handoff) const = 0;
   // Runs on the reader thread; returns the transport fault that ended the stream ("" = EOF).
   virtual std::string readOutput(runtime::UniqueFd out) = 0;
+
+  // Reads `out` line by line until EOF: each line is appended to the runtime log, and each
+  // non-empty one is handed to `onLine`, which returns "" or the fault that ends the stream.
+  // Returns the transport fault ("" on a clean EOF). For readOutput() implementations.
+  std::string readLines(runtime::UniqueFd out, const std::string& streamName,
+                        const std::function<std::string(const std::string&)>& onLine);
 
   void emit(DriverEvent event);
   // Appends `bytes` to the runtime log (reader thread).

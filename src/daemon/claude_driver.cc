@@ -8,8 +8,6 @@
 #include "daemon/child_driver.h"
 #include "daemon/claude_stream.h"
 #include "daemon/seat_tools.h"
-#include "runtime/byte_source.h"
-#include "runtime/line_reader.h"
 
 namespace shoal::daemon {
 namespace {
@@ -37,21 +35,13 @@ class ClaudeDriver final : public ChildDriver {
   }
 
   std::string readOutput(runtime::UniqueFd out) override {
-    auto source = runtime::FdByteSource::create(std::move(out));
-    if (!source.isOk()) return source.status().toString();
-    runtime::LineReaderOptions ro;
-    ro.streamName = "stdout of claude (pid " + std::to_string(pid()) + ")";
-    runtime::LineReader reader(std::move(source).value(), ro);
-    while (true) {
-      auto line = reader.next();
-      if (!line.isOk()) return line.status().toString();
-      if (!line->has_value()) return "";
-      appendToLog(**line + "\n");
-      if ((*line)->empty()) continue;
-      auto parsed = parseClaudeLine(**line);
-      if (!parsed.isOk()) return parsed.status().toString();
-      handle(*parsed);
-    }
+    return readLines(std::move(out), "stdout of claude (pid " + std::to_string(pid()) + ")",
+                     [this](const std::string& line) {
+                       auto parsed = parseClaudeLine(line);
+                       if (!parsed.isOk()) return parsed.status().toString();
+                       handle(*parsed);
+                       return std::string();
+                     });
   }
 
   void handle(const ClaudeLine& line) {

@@ -11,8 +11,6 @@
 #include "daemon/child_driver.h"
 #include "daemon/codex_rpc.h"
 #include "mcp/client_config.h"
-#include "runtime/byte_source.h"
-#include "runtime/line_reader.h"
 
 namespace shoal::daemon {
 namespace {
@@ -85,21 +83,14 @@ class CodexDriver final : public ChildDriver {
   }
 
   std::string readOutput(runtime::UniqueFd out) override {
-    auto source = runtime::FdByteSource::create(std::move(out));
-    if (!source.isOk()) return source.status().toString();
-    runtime::LineReaderOptions ro;
-    ro.streamName = "stdout of codex app-server (pid " + std::to_string(pid()) + ")";
-    runtime::LineReader reader(std::move(source).value(), ro);
-    while (true) {
-      auto line = reader.next();
-      if (!line.isOk()) return line.status().toString();
-      if (!line->has_value()) return "";
-      appendToLog(**line + "\n");
-      if ((*line)->empty()) continue;
-      auto parsed = parseCodexLine(**line);
-      if (!parsed.isOk()) return parsed.status().toString();
-      handle(*parsed);
-    }
+    return readLines(std::move(out),
+                     "stdout of codex app-server (pid " + std::to_string(pid()) + ")",
+                     [this](const std::string& line) {
+                       auto parsed = parseCodexLine(line);
+                       if (!parsed.isOk()) return parsed.status().toString();
+                       handle(*parsed);
+                       return std::string();
+                     });
   }
 
   bool ended(const std::string& turnId) const { return endedTurns_.count(turnId) != 0; }

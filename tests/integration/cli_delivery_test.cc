@@ -179,8 +179,7 @@ TEST_F(CliDeliveryTest, OnePlaneServesAndAKillMidFanOutLosesAndDuplicatesNothing
         },
         milliseconds(20000)))
         << m.principal.dotForm() << " got " << seen.size() << " of " << ids.size();
-    std::this_thread::sleep_for(milliseconds(100));
-    auto rest = consumer->fetch(64, milliseconds(300));
+    auto rest = consumer->fetch(64, milliseconds(300));  // a duplicate would be waiting now
     ASSERT_TRUE(rest.isOk());
     EXPECT_TRUE(rest->empty()) << m.principal.dotForm() << " got a duplicate";
     for (const auto& id : ids)
