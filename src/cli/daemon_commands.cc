@@ -94,7 +94,6 @@ int runDaemon(const DaemonArgs& args) {
   if (!service.isOk()) return printFailure(what, service.status());
   printOk(fmt::format("daemon serving space {} on {} (control socket {})", target->space,
                       target->url, (*service)->socketPath()));
-  printNote("exec, claude and codex seats run; the opencode driver is not built yet");
   std::fflush(stdout);
   while (!waitForStopSignal(std::chrono::milliseconds(1000))) {
   }

@@ -42,9 +42,13 @@ Status ChildDriver::spawn(const SeatProfile& profile, std::vector<std::string> a
 }
 
 ChildDriver::~ChildDriver() {
+  stopChild();
+  if (logFd_ >= 0) ::close(logFd_);
+}
+
+void ChildDriver::stopChild() {
   if (child_ && !killed_.load()) kill(std::chrono::milliseconds(0));
   if (reader_.joinable()) reader_.join();
-  if (logFd_ >= 0) ::close(logFd_);
 }
 
 runtime::StdinWrite ChildDriver::handoff(const Handoff& handoff) {

@@ -48,6 +48,10 @@ class ChildDriver : public RuntimeDriver {
   std::string readLines(runtime::UniqueFd out, const std::string& streamName,
                         const std::function<std::string(const std::string&)>& onLine);
 
+  // Kills the group (if kill() did not) and joins the reader: what a subclass destructor calls
+  // first, so readOutput() never runs on a half-destroyed subclass. Idempotent.
+  void stopChild();
+
   void emit(DriverEvent event);
   // Appends `bytes` to the runtime log (reader thread).
   void appendToLog(std::string_view bytes);

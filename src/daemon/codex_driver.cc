@@ -22,6 +22,7 @@ class CodexDriver final : public ChildDriver {
  public:
   CodexDriver(LaunchSpec spec, std::string cwd)
       : ChildDriver(std::move(spec)), cwd_(std::move(cwd)) {}
+  ~CodexDriver() override { stopChild(); }  // the reader uses this class's members
   using ChildDriver::spawn;
   bool surfacedOnWrite() const override { return false; }
   bool needsReady() const override { return true; }
@@ -254,7 +255,7 @@ class CodexDriver final : public ChildDriver {
     {
       MutexLock lock(mu_);
       if (line.id == threadReqId_ && !spec_.resumeSession.empty() && !fellBack_ &&
-          codexThreadLost(line.errorCode, line.detail)) {
+          codexThreadLost(line)) {
         // Seed 004 §2: the typed not-found / no-rollout error authorises one fresh thread.
         fellBack_ = true;
         threadReqId_ = nextId_++;

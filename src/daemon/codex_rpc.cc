@@ -82,6 +82,11 @@ Result<CodexLine> parseCodexLine(std::string_view text) {
         out.errorCode = code->get_int64();
       }
       out.detail = str(*err, "message");
+      if (const json::object* data = obj(*err, "data")) {
+        out.errorDataCode = str(*data, "code");
+        out.errorDataKind = str(*data, "kind");
+        out.errorDataType = str(*data, "type");
+      }
       return out;
     }
     out.kind = CodexLine::Kind::kResponse;
@@ -233,10 +238,17 @@ std::string codexDecline(std::string_view requestIdJson, std::string_view method
                     {"message", "the Shoal seat daemon does not serve " + std::string(method)}}}});
 }
 
-bool codexThreadLost(int64_t code, std::string_view message) {
-  if (code != -32600) return false;
-  return message.rfind("no rollout found for thread id", 0) == 0 ||
-         message.rfind("thread not found:", 0) == 0;
+bool codexThreadLost(const CodexLine& error) {
+  if (error.kind != CodexLine::Kind::kErrorResponse) return false;
+  const bool messageForm = error.detail.rfind("no rollout found for thread id ", 0) == 0 ||
+                           error.detail.rfind("thread not found: ", 0) == 0;
+  if (error.errorCode == -32600) return messageForm;
+  if (error.errorCode != -32000) return false;
+  for (const std::string* token :
+       {&error.errorDataCode, &error.errorDataKind, &error.errorDataType}) {
+    if (*token == "thread_not_found" || *token == "invalid_thread_id") return true;
+  }
+  return messageForm;
 }
 
 }  // namespace shoal::daemon

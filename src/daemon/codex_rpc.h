@@ -51,7 +51,10 @@ struct CodexLine {
   std::string clientId;    // kUserMessage
   bool willRetry = false;  // kError
   int64_t errorCode = 0;   // kErrorResponse
-  std::string detail;      // error texts
+  // kErrorResponse: the direct string members `code`, `kind` and `type` of `error.data`, in
+  // that order (absent or non-string ones are "").
+  std::string errorDataCode, errorDataKind, errorDataType;
+  std::string detail;                                // error texts
   std::optional<wire::PresenceCondition> condition;  // kError, failed kTurnCompleted
   // kResponse to thread/read {includeTurns}: the thread's status type (`idle`, `active`, …),
   // whether turns were returned, and every userMessage clientId in them.
@@ -78,8 +81,13 @@ std::string codexTurnSteer(int64_t id, std::string_view threadId, std::string_vi
 // anything else gets a -32601 error.
 std::string codexDecline(std::string_view requestIdJson, std::string_view method);
 
-// Resume failures that authorise one fresh thread (seed 004 §2): the -32600 invalid-request
-// error whose message names a thread that is not found or has no rollout.
-bool codexThreadLost(int64_t code, std::string_view message);
+// Whether a refused `thread/resume` (an error response) authorises one fresh thread (seed 004
+// §2, docs/decisions/009): under the server-error outer code -32000, a direct structured
+// `error.data.code|kind|type` of `thread_not_found` or `invalid_thread_id`, or the message forms
+// below; under -32600 (what the pinned codex 0.171 answers) only the message forms
+// `no rollout found for thread id …` and `thread not found: …`. Nothing else does: other codes,
+// tokens in other members (`reason`, `status`, …), bare `invalid` / `not_found`, valid tokens
+// under another outer code.
+bool codexThreadLost(const CodexLine& error);
 
 }  // namespace shoal::daemon

@@ -29,7 +29,7 @@ TEST(CodexRpc, ResponsesCarryTheThreadAndTurnIds) {
       R"({"id":5,"error":{"code":-32600,"message":"no rollout found for thread id abc"}})");
   ASSERT_TRUE(refused.isOk());
   EXPECT_EQ(refused->kind, CodexLine::Kind::kErrorResponse);
-  EXPECT_TRUE(codexThreadLost(refused->errorCode, refused->detail));
+  EXPECT_TRUE(codexThreadLost(*refused));
 }
 
 TEST(CodexRpc, TurnBoundariesAndTheUserMessageEcho) {
@@ -83,13 +83,45 @@ TEST(CodexRpc, ServerRequestsAreDeclinedNeverApproved) {
   EXPECT_EQ(other.at("error").at("code").as_int64(), -32601);
 }
 
+// Seed 004 §2 and decision 009: each error shape that authorises the one fresh thread, and
+// each that must not (fail closed).
 TEST(CodexRpc, OnlyTheTypedLostThreadErrorsAuthoriseAFreshThread) {
-  EXPECT_TRUE(codexThreadLost(-32600, "no rollout found for thread id 019"));
-  EXPECT_TRUE(codexThreadLost(-32600, "thread not found: 019"));
-  EXPECT_FALSE(codexThreadLost(-32603, "no rollout found for thread id 019"));  // other code
-  EXPECT_FALSE(codexThreadLost(-32600, "Server is draining"));
-  EXPECT_FALSE(codexThreadLost(-32001, "Server overloaded; retry later."));
-  EXPECT_FALSE(codexThreadLost(-32600, "expected active turn id `x` but found `y`"));
+  struct Case {
+    const char* error;  // the `error` member of the response
+    bool lost;
+  };
+  const Case cases[] = {
+      // allowed: the typed server error with a direct structured token
+      {R"({"code":-32000,"message":"x","data":{"code":"thread_not_found"}})", true},
+      {R"({"code":-32000,"message":"x","data":{"kind":"invalid_thread_id"}})", true},
+      {R"({"code":-32000,"message":"x","data":{"type":"thread_not_found"}})", true},
+      {R"({"code":-32000,"message":"x","data":{"kind":"other","type":"invalid_thread_id"}})", true},
+      // allowed: the message forms, under -32000 or the pinned binary's -32600
+      {R"({"code":-32000,"message":"thread not found: 019"})", true},
+      {R"({"code":-32600,"message":"no rollout found for thread id 019"})", true},
+      {R"({"code":-32600,"message":"thread not found: 019"})", true},
+      // refused: tokens in other members, bare tokens, the wrong outer code
+      {R"({"code":-32000,"message":"x","data":{"reason":"thread_not_found"}})", false},
+      {R"({"code":-32000,"message":"x","data":{"status":"thread_not_found"}})", false},
+      {R"({"code":-32000,"message":"x","data":{"error":"thread_not_found"}})", false},
+      {R"({"code":-32000,"message":"x","data":{"message":"thread_not_found"}})", false},
+      {R"({"code":-32000,"message":"x","data":{"code":"invalid"}})", false},
+      {R"({"code":-32000,"message":"x","data":{"code":"not_found"}})", false},
+      {R"({"code":-32000,"message":"x","data":{"code":{"kind":"thread_not_found"}}})", false},
+      {R"({"code":-32600,"message":"x","data":{"code":"thread_not_found"}})", false},
+      {R"({"code":-32603,"message":"x","data":{"code":"thread_not_found"}})", false},
+      {R"({"code":-32603,"message":"no rollout found for thread id 019"})", false},
+      {R"({"code":-32600,"message":"Server is draining"})", false},
+      {R"({"code":-32001,"message":"Server overloaded; retry later."})", false},
+      {R"({"code":-32600,"message":"expected active turn id `x` but found `y`"})", false},
+      {R"({"code":-32000,"message":"transport closed"})", false},
+      {R"({"message":"thread not found: 019"})", false},
+  };
+  for (const auto& c : cases) {
+    auto line = parseCodexLine(std::string(R"({"id":9,"error":)") + c.error + "}");
+    ASSERT_TRUE(line.isOk()) << c.error;
+    EXPECT_EQ(codexThreadLost(*line), c.lost) << c.error;
+  }
 }
 
 TEST(CodexRpc, WrittenLinesCarryTheClientIdAndNoJsonrpcMember) {

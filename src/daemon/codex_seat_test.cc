@@ -2,22 +2,12 @@
 // broker: the Codex driver's handshake, surfacing on the echoed clientId, a terminal error that
 // ends the turn once, resuming the saved thread across a restart, and the one fresh-thread
 // fallback when that thread is lost (seed 004 §1.1, §2, §3).
-#include <algorithm>
 #include <csignal>
 #include <string>
-#include <vector>
 
 #include <boost/json.hpp>
 
-#include "base/file_system.h"
-#include "daemon/seat.h"
-#include "journal/ownership_journal.h"
-#include "mesh/endpoint.h"
-#include "testing/eventually.h"
-#include "testing/managed_space.h"
-#include "testing/temp_dir.h"
-
-#include <gtest/gtest.h>
+#include "daemon/fake_runtime_seat_test.h"
 
 namespace shoal::daemon {
 namespace {
@@ -26,24 +16,9 @@ namespace json = boost::json;
 using shoal::testing::eventually;
 using std::chrono::milliseconds;
 
-class CodexSeatTest : public shoal::testing::ManagedSpaceTest {
+class CodexSeatTest : public FakeRuntimeSeatTest {
  protected:
-  void SetUp() override {
-    ManagedSpaceTest::SetUp();
-    if (HasFatalFailure()) return;
-    auto dir = shoal::testing::TempDir::create("codex-seat");
-    ASSERT_TRUE(dir.isOk());
-    dir_.emplace(std::move(dir).value());
-    alice_ = openSender("alice");
-    ASSERT_NE(alice_, nullptr);
-  }
-
-  void TearDown() override {
-    alice_.reset();
-    ManagedSpaceTest::TearDown();
-  }
-
-  SeatProfile profile() {
+  SeatProfile profile() override {
     SeatProfile p;
     p.name = "Coder";
     p.principal = wire::Principal{"local", "coder"};
@@ -54,70 +29,7 @@ class CodexSeatTest : public shoal::testing::ManagedSpaceTest {
     return p;
   }
 
-  std::unique_ptr<Seat> open() {
-    SeatOptions so;
-    so.url = server_->url();
-    so.space = "main";
-    so.restartBackoff = milliseconds(50);
-    so.stopGrace = milliseconds(1500);
-    auto seat = Seat::open(profile(), so);
-    EXPECT_TRUE(seat.isOk()) << seat.status().toString();
-    return seat.isOk() ? std::move(seat).value() : nullptr;
-  }
-
-  std::string log() { return dir_->join("fake-codex.log"); }
   std::string state() { return dir_->join("fake-codex-state.json"); }
-
-  // The fake's log lines of `event`.
-  std::vector<json::object> logged(const std::string& event) {
-    std::vector<json::object> out;
-    std::string text = FileSystem::posix().readFile(log()).valueOr("");
-    size_t start = 0;
-    while (start < text.size()) {
-      size_t end = text.find('\n', start);
-      if (end == std::string::npos) end = text.size();
-      boost::system::error_code ec;
-      json::value v = json::parse(std::string_view(text).substr(start, end - start), ec);
-      start = end + 1;
-      if (!ec && v.is_object() && v.at("event").as_string() == event) out.push_back(v.as_object());
-    }
-    return out;
-  }
-
-  size_t inputsWith(const std::string& needle) {
-    auto inputs = logged("input");
-    return std::count_if(inputs.begin(), inputs.end(), [&](const json::object& o) {
-      return std::string(o.at("text").as_string()).find(needle) != std::string::npos;
-    });
-  }
-
-  std::vector<std::string> wakeKinds() {
-    std::vector<std::string> out;
-    for (uint64_t seq = 1;;) {
-      auto m = js_->findMessage("WAKE_main", seq, "cotal.main.wake.local.coder");
-      if (!m.isOk()) break;
-      out.emplace_back(json::parse(m->data).at("kind").as_string());
-      seq = m->seq + 1;
-    }
-    return out;
-  }
-
-  std::optional<journal::OwnershipRecord> tombstone(const std::string& id) {
-    auto view = journal::OwnershipJournal::inspect(FileSystem::posix(), profile().cwd);
-    if (!view.isOk()) return std::nullopt;
-    for (auto& t : view->tombstones)
-      if (t.id == id) return t;
-    return std::nullopt;
-  }
-
-  std::string send(const std::string& text) {
-    auto sent = alice_->sendDirect("local.coder", text);
-    EXPECT_TRUE(sent.isOk()) << sent.status().toString();
-    return sent.isOk() ? sent->stored.messageId : std::string();
-  }
-
-  std::optional<shoal::testing::TempDir> dir_;
-  std::unique_ptr<mesh::Endpoint> alice_;
 };
 
 // A DM goes out as turn/start with clientUserMessageId = the handoff id and is surfaced exactly

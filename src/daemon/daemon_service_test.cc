@@ -126,14 +126,14 @@ TEST_F(DaemonServiceTest, SeatsRunAndAreControlled) {
   EXPECT_TRUE(started->at("running").as_bool());
   EXPECT_EQ(started->at("desired").as_string(), "running");
 
-  // A seat of a runtime without a driver is registered but says why it does not run.
-  auto codex = call("seat.add", R"({"name":"C","id":"local.c","runtime":"opencode",)"
-                                R"("command":[],"cwd":")" +
-                                    dir_->join("c") + R"(","channels":[],"env":[]})");
-  ASSERT_TRUE(codex.isOk()) << codex.status().toString();
-  EXPECT_FALSE(codex->at("running").as_bool());
-  EXPECT_NE(json::serialize(codex->at("note")).find("no driver yet"), std::string::npos)
-      << json::serialize(*codex);
+  // A seat whose runtime cannot start is registered but says why it does not run.
+  auto broken = call("seat.add", R"({"name":"C","id":"local.c","runtime":"opencode",)"
+                                 R"("command":["/nonexistent/opencode","serve"],"cwd":")" +
+                                     dir_->join("c") + R"(","channels":[],"env":[]})");
+  ASSERT_TRUE(broken.isOk()) << broken.status().toString();
+  EXPECT_FALSE(broken->at("running").as_bool());
+  EXPECT_NE(json::serialize(broken->at("note")).find("/nonexistent/opencode"), std::string::npos)
+      << json::serialize(*broken);
 }
 
 // seat.mcp names an open seat's MCP client config (what `shoal mcp --seat` reads); a stopped or

@@ -5,6 +5,7 @@
 #include "daemon/claude_driver.h"
 #include "daemon/codex_driver.h"
 #include "daemon/exec_driver.h"
+#include "daemon/opencode_driver.h"
 
 namespace shoal::daemon {
 
@@ -17,18 +18,19 @@ Result<std::unique_ptr<RuntimeDriver>> launchRuntime(const SeatProfile& profile,
     case RuntimeKind::kCodex:
       return launchCodexDriver(profile, std::move(spec));
     case RuntimeKind::kOpenCode:
-      break;
+      return launchOpenCodeDriver(profile, std::move(spec));
   }
   return failedPrecondition(
       "runtime-not-built",
-      fmt::format("seat {} uses the {} runtime, which has no driver yet (exec, claude and "
-                  "codex run today; opencode is planned)",
-                  profile.principal.dotForm(), runtimeKindName(profile.runtime)));
+      fmt::format("seat {} uses the {} runtime, which has no driver", profile.principal.dotForm(),
+                  runtimeKindName(profile.runtime)));
 }
 
 std::vector<std::string> runtimeArgv(const SeatProfile& profile, const LaunchSpec& spec) {
   if (profile.runtime == RuntimeKind::kClaude) return claudeArgv(profile, spec);
   if (profile.runtime == RuntimeKind::kCodex) return codexArgv(profile);  // MCP flags: at launch
+  if (profile.runtime == RuntimeKind::kOpenCode)
+    return openCodeArgv(profile, 0);  // port: at launch
   return profile.command;
 }
 

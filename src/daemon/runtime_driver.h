@@ -89,6 +89,9 @@ struct LaunchSpec {
   std::string mcpConfigPath;
   // How long one handoff may wait on a runtime that does not read its stdin.
   std::chrono::milliseconds stdinWriteTimeout{10000};
+  // OpenCode: how long a prompt may wait for proof that a run took it (busy, retry or the
+  // assistant answering it) before the generation is retired.
+  std::chrono::milliseconds admissionWatchdog{60000};
 };
 
 class RuntimeDriver {

@@ -270,7 +270,8 @@ class Seat::Impl {
   void saveSession(const std::string& id);
   // Runtimes whose session (Claude session id, Codex thread id) a restart resumes.
   bool resumesSessions() const {
-    return profile_.runtime == RuntimeKind::kClaude || profile_.runtime == RuntimeKind::kCodex;
+    return profile_.runtime == RuntimeKind::kClaude || profile_.runtime == RuntimeKind::kCodex ||
+           profile_.runtime == RuntimeKind::kOpenCode;
   }
   void unexpectedExit(const DriverEvent& event);
   void beginRetire(Retiring kind, std::shared_ptr<Completion> done,
@@ -1269,6 +1270,7 @@ Status Seat::Impl::launch(const std::string& why) {
   spec.space = options_.space;
   spec.runtimeLogPath = runtimeLogPath();
   spec.stdinWriteTimeout = options_.stdinWriteTimeout;
+  spec.admissionWatchdog = options_.admissionWatchdog;
   spec.mcpConfigPath = mcpConfigPath_;
   resumedGeneration_ = resumesSessions() && !savedSession_.empty();
   if (resumedGeneration_) spec.resumeSession = savedSession_;

@@ -95,6 +95,8 @@ struct SeatOptions {
   // A handoff to a runtime that stopped reading its stdin fails after this (partial or zero
   // bytes, see above).
   std::chrono::milliseconds stdinWriteTimeout{10000};
+  // OpenCode: how long a prompt waits for proof a run took it (LaunchSpec.admissionWatchdog).
+  std::chrono::milliseconds admissionWatchdog{60000};
   std::chrono::milliseconds restartBackoff{500};
   std::chrono::milliseconds maxRestartBackoff{30000};
   int maxCrashesInARow = 5;

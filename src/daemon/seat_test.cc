@@ -139,17 +139,6 @@ TEST_F(SeatTest, InflightOfAPreviousDaemonFailsWithoutReplay) {
   EXPECT_EQ(runtimeLog().find("m-inflight"), std::string::npos);
 }
 
-TEST_F(SeatTest, ARuntimeWithoutADriverIsParkedWithTheReason) {
-  SeatProfile p = profile();
-  p.runtime = RuntimeKind::kOpenCode;
-  auto seat = startSeat(p);
-  ASSERT_NE(seat, nullptr);
-  SeatSnapshot snap = seat->snapshot();
-  EXPECT_FALSE(snap.processRunning);
-  EXPECT_EQ(snap.state, "parked");
-  EXPECT_NE(snap.note.find("no driver yet"), std::string::npos) << snap.note;
-}
-
 // Raw-stdin rules (seed 004 §2.1): a runtime that stops reading fills its pipe; a handoff that
 // got only part of its bytes out is terminal `failed` — it may have been half read — never
 // replayed, and the generation is retired (a new Process takes the next handoffs).

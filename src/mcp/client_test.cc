@@ -4,6 +4,7 @@
 #include <string>
 
 #include "mcp/client_config.h"
+#include "mcp/event_stream.h"
 #include "mcp/http_client.h"
 
 #include <gmock/gmock.h>
@@ -87,6 +88,22 @@ TEST(SseEventDataTest, EachEventsDataInOrder) {
                            "data:{\"last\":true}"),
               ElementsAre("{\"a\":1}", "[1,\n2]", "{\"last\":true}"));
   EXPECT_THAT(sseEventData(""), IsEmpty());
+}
+
+// A stream arrives in arbitrary pieces: fed one byte at a time (a CRLF split between two
+// reads included), the decoder yields the same events as the whole body, each once.
+TEST(SseEventDataTest, TheDecoderIsIndifferentToHowTheBytesAreSplit) {
+  const std::string body =
+      "data: {\"type\":\"server.connected\"}\r\n\r\n: hb\r\ndata: a\r\ndata: b\r\n\r\ndata: c\n\n";
+  SseDecoder decoder;
+  std::vector<std::string> events;
+  for (char c : body)
+    decoder.feed(std::string_view(&c, 1), events);
+  EXPECT_THAT(events, ElementsAre("{\"type\":\"server.connected\"}", "a\nb", "c"));
+  decoder.finish(events);
+  EXPECT_EQ(events.size(), 3u);  // nothing pending at the end
+  EXPECT_EQ(decoder.pendingBytes(), 0u);
+  EXPECT_EQ(sseEventData(body), events);
 }
 
 }  // namespace

@@ -11,6 +11,8 @@
 #include <boost/beast/http.hpp>
 #include <fmt/format.h>
 
+#include "mcp/event_stream.h"
+
 namespace shoal::mcp {
 namespace {
 
@@ -236,40 +238,9 @@ Result<HttpReply> HttpClient::send(const HttpCall& call) const {
 
 std::vector<std::string> sseEventData(std::string_view body) {
   std::vector<std::string> events;
-  std::string data;
-  bool hasData = false;
-  auto dispatch = [&] {
-    if (hasData && !data.empty()) events.push_back(data);
-    data.clear();
-    hasData = false;
-  };
-  size_t pos = 0;
-  while (pos <= body.size()) {
-    size_t end = body.find_first_of("\r\n", pos);
-    std::string_view line =
-        body.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
-    if (end == std::string_view::npos) {
-      pos = body.size() + 1;
-    } else {
-      // CRLF, LF and CR all end a line (the SSE grammar).
-      pos = end + ((body[end] == '\r' && end + 1 < body.size() && body[end + 1] == '\n') ? 2 : 1);
-    }
-    if (line.empty()) {
-      if (end != std::string_view::npos) dispatch();
-      continue;
-    }
-    if (line.front() == ':') continue;  // a comment
-    size_t colon = line.find(':');
-    std::string_view field = line.substr(0, colon);
-    std::string_view value = colon == std::string_view::npos ? "" : line.substr(colon + 1);
-    if (!value.empty() && value.front() == ' ') value.remove_prefix(1);
-    if (field == "data") {
-      if (hasData) data += '\n';
-      data += value;
-      hasData = true;
-    }
-  }
-  dispatch();  // a last event without its blank line (a body that just ends)
+  SseDecoder decoder;
+  decoder.feed(body, events);
+  decoder.finish(events);  // a last event without its blank line (a body that just ends)
   return events;
 }
 

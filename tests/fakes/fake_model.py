@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""A scripted, rule-based fake of the Anthropic Messages API and the OpenAI Responses API, for
-driving the real Claude Code CLI and the real `codex app-server` offline in tests
-(tests/runtime_real/, design: real-runtimes.md §1, §3).
+"""A scripted, rule-based fake of the Anthropic Messages API, the OpenAI Responses API and the
+OpenAI Chat Completions API, for driving the real Claude Code CLI, the real `codex app-server`
+and the real `opencode serve` offline in tests (tests/runtime_real/, design: real-runtimes.md
+§1, §3, §4).
 
-Two routes are served: `POST /v1/messages` (Anthropic, with or without a query such as
-`?beta=true`) and `POST /v1/responses` (OpenAI Responses); every other request (the Claude
-CLI's `HEAD /` pre-connect included) gets a 404.
+Three routes are served: `POST /v1/messages` (Anthropic, with or without a query such as
+`?beta=true`), `POST /v1/responses` (OpenAI Responses) and `POST /v1/chat/completions` (OpenAI
+Chat Completions); every other request (the Claude CLI's `HEAD /` pre-connect included) gets a
+404.
 
 Anthropic (`/v1/messages`). Replies stream as SSE in the order the CLI expects:
 message_start, content_block_start, content_block_delta (text_delta or input_json_delta),
@@ -44,7 +46,24 @@ response.output_item.done and response.completed (with `usage`). Errors use the 
 with `items` (the input length) and `tools` (offered names, `namespace/name` inside one)
 instead of `messages`.
 
-Knobs (both routes): --port (0 picks a free one), --log PATH (one JSON line per request),
+Chat Completions (`/v1/chat/completions`; OpenCode's `@ai-sdk/openai-compatible` provider with
+`options.baseURL` `http://127.0.0.1:PORT/v1`). The same rules as Anthropic (CALL_SHELL is not
+one), applied to the request's `messages`: `role:"tool"` messages after the last user message
+are the tool result (their contents joined; how a follow-up request after a tool call looks);
+otherwise the text of the last `role:"user"` message (a string, or its `type:"text"` parts
+without `<system-reminder>` ones). Offered tools are `{"type":"function","function":{"name"…}}`;
+OpenCode names an MCP tool `<server>_<tool>` (e.g. `shoal_dm`, `echo_echo`), which the suffix
+rules match. Replies stream as SSE `data: <chat.completion.chunk>` lines (no `event:` names):
+a first delta with `role:"assistant"`, then `content` deltas, or one `tool_calls` delta
+({index, id "call_fake_…", type "function", function {name, arguments ""}}) followed by
+argument deltas; then a chunk with `finish_reason` "stop" or "tool_calls", a usage-only chunk
+(`choices: []`, sent whatever `stream_options.include_usage` says), and `data: [DONE]`.
+Without `stream` the answer is one `chat.completion` object. Errors use the OpenAI shape. Each
+request is logged with `messages` (the count), `roles` and `tools` (offered names). OpenCode
+sends one side request per session created without a `title` (title generation: no tools,
+roles system, user, user), which takes a reply number: give sessions a title.
+
+Knobs (all routes): --port (0 picks a free one), --log PATH (one JSON line per request),
 --delay-s F (answer F seconds late), --status N (answer every model request with HTTP error N).
 Once bound it prints exactly one line, `listening on 127.0.0.1:PORT`, to stdout. SIGTERM/SIGINT
 stop it.
@@ -288,6 +307,76 @@ def sse_data(data):
     return f"event: {data['type']}\ndata: {text}\n\n".encode("utf-8")
 
 
+# --- OpenAI Chat Completions (`POST /v1/chat/completions`, for `opencode serve`;
+# real-runtimes.md §1, §4) ---
+
+# Headers copied into the log of a Chat Completions request (lower-case names).
+CHAT_LOGGED_HEADERS = (
+    "user-agent",
+    "authorization",
+    "accept",
+    "content-type",
+)
+
+
+def chat_content_text(content, drop_reminders=False):
+    """The text of a chat message's `content`: a string, or its `type:"text"` parts joined."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    texts = [str(part.get("text", "")) for part in content
+             if isinstance(part, dict) and part.get("type") == "text"]
+    if drop_reminders:
+        own = [t for t in texts if not t.lstrip().startswith("<system-reminder>")]
+        texts = own or texts
+    return "\n".join(texts)
+
+
+def last_chat_turn(body):
+    """(user_text, tool_result_text or None) for a Chat Completions request: the `role:"tool"`
+    messages after the last user message are a tool result, else the last user message's text
+    (a user message without text is skipped)."""
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        return "", None
+    results = []
+    for message in reversed(messages):
+        if not isinstance(message, dict):
+            continue
+        role = message.get("role")
+        if role == "tool":
+            results.insert(0, chat_content_text(message.get("content")))
+        elif role == "user":
+            if results:
+                break
+            text = chat_content_text(message.get("content"), drop_reminders=True)
+            if text:
+                return text, None
+    if results:
+        result = "\n".join(results)
+        return result, result
+    return "", None
+
+
+def chat_tool_names(body):
+    names = []
+    for tool in body.get("tools") or []:
+        if isinstance(tool, dict):
+            function = tool.get("function")
+            names.append(str(function.get("name")) if isinstance(function, dict)
+                         else str(tool.get("name") or tool.get("type")))
+    return names
+
+
+def chat_tool_ending(body, suffix):
+    return next((name for name in chat_tool_names(body) if name.endswith(suffix)), None)
+
+
+def sse_chat(data):
+    return f"data: {json.dumps(data, ensure_ascii=False)}\n\n".encode("utf-8")
+
+
 class Handler(BaseHTTPRequestHandler):
     server_version = "fake-model/1"
     protocol_version = "HTTP/1.0"  # one request per connection; SSE ends at close
@@ -343,6 +432,9 @@ class Handler(BaseHTTPRequestHandler):
         route = urlsplit(self.path).path
         if route == "/v1/responses":
             self._post_responses()
+            return
+        if route == "/v1/chat/completions":
+            self._post_chat()
             return
         if route != "/v1/messages":
             self._read_body()
@@ -615,6 +707,133 @@ class Handler(BaseHTTPRequestHandler):
                 self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client went away (an interrupt); nothing to answer
+
+    # --- POST /v1/chat/completions ---
+
+    def _post_chat(self):
+        record = {"ts": time.time(), "method": "POST", "path": self.path,
+                  "headers": {k: self.headers[k] for k in CHAT_LOGGED_HEADERS
+                              if self.headers.get(k) is not None}}
+        try:
+            body = json.loads(self._read_body() or b"{}")
+            if not isinstance(body, dict):
+                raise ValueError("the body is not a JSON object")
+        except (ValueError, UnicodeDecodeError) as e:
+            record.update(status=400, error=f"bad request body: {e}")
+            self.model.log(record)
+            self._send_openai_error(400, f"fake model: bad request body: {e}")
+            return
+
+        user_text, tool_result = last_chat_turn(body)
+        messages = body.get("messages") if isinstance(body.get("messages"), list) else []
+        record.update(model=body.get("model"), stream=bool(body.get("stream")),
+                      messages=len(messages),
+                      roles=[m.get("role") for m in messages if isinstance(m, dict)],
+                      tools=chat_tool_names(body), user_text=user_text)
+        if self.model.delay_s > 0:
+            time.sleep(self.model.delay_s)
+
+        status = self.model.forced_status
+        if status is None and tool_result is None:
+            if "FAKE_MODEL_500" in user_text:
+                status = 500
+            elif "FAKE_MODEL_400" in user_text:
+                status = 400
+        if status is not None:
+            record.update(status=status, reply=f"fake forced error {status}")
+            self.model.log(record)
+            self._send_openai_error(status, f"fake forced error {status}")
+            return
+
+        reply = self._choose_chat_reply(body, user_text, tool_result)
+        record.update(status=200, reply=reply)
+        self.model.log(record)
+        self._answer_chat(body, reply)
+
+    def _choose_chat_reply(self, body, user_text, tool_result):
+        """{"text": …} or {"call": {"id", "name", "arguments"}}."""
+        def call(name, args):
+            return {"call": {"id": "call_fake_" + secrets.token_hex(5), "name": name,
+                             "arguments": json.dumps(args)}}
+
+        if tool_result is not None:
+            return {"text": f"TOOL_RESULT_SEEN: {tool_result}"}
+        scripted = CALL_TOOL.search(user_text)
+        if scripted:
+            tool = chat_tool_ending(body, scripted.group(1))
+            try:
+                args = json.loads(scripted.group(2))
+            except ValueError:
+                return {"text": "fake-model: CALL_TOOL arguments are not one JSON object"}
+            if tool is None:
+                return {"text": f"fake-model: CALL_TOOL but no tool ending in {scripted.group(1)}"}
+            return call(tool, args)
+        echo = CALL_ECHO.search(user_text)
+        if echo:
+            tool = chat_tool_ending(body, "echo")
+            if tool is None:
+                return {"text": "fake-model: CALL_ECHO but no tool ending in echo was offered"}
+            return call(tool, {"text": echo.group(1)})
+        n = self.model.next_reply_number()
+        return {"text": f"fake-reply-{n}: {user_text[-TEXT_TAIL:]}"}
+
+    def _answer_chat(self, body, reply):
+        completion_id = "chatcmpl-fake-" + secrets.token_hex(6)
+        model = body.get("model") or "fake-model"
+        created = int(time.time())
+        usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+        if "call" in reply:
+            c = reply["call"]
+            message = {"role": "assistant", "content": None, "tool_calls": [{
+                "id": c["id"], "type": "function",
+                "function": {"name": c["name"], "arguments": c["arguments"]}}]}
+            finish = "tool_calls"
+        else:
+            message = {"role": "assistant", "content": reply["text"]}
+            finish = "stop"
+
+        def chunk(delta, finish_reason=None):
+            return {"id": completion_id, "object": "chat.completion.chunk", "created": created,
+                    "model": model, "choices": [{"index": 0, "delta": delta,
+                                                 "finish_reason": finish_reason}]}
+
+        if not body.get("stream"):
+            self._send_json(200, {"id": completion_id, "object": "chat.completion",
+                                  "created": created, "model": model,
+                                  "choices": [{"index": 0, "message": message,
+                                               "finish_reason": finish}],
+                                  "usage": usage})
+            return
+
+        if "call" in reply:
+            c = reply["call"]
+            events = [chunk({"role": "assistant", "content": None, "tool_calls": [{
+                "index": 0, "id": c["id"], "type": "function",
+                "function": {"name": c["name"], "arguments": ""}}]})]
+            for part in chunks(c["arguments"], DELTA_CHARS):
+                events.append(chunk({"tool_calls": [{"index": 0,
+                                                     "function": {"arguments": part}}]}))
+        else:
+            events = [chunk({"role": "assistant", "content": ""})]
+            for part in chunks(reply["text"], DELTA_CHARS):
+                events.append(chunk({"content": part}))
+        events.append(chunk({}, finish))
+        events.append({"id": completion_id, "object": "chat.completion.chunk",
+                       "created": created, "model": model, "choices": [], "usage": usage})
+
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        try:
+            for event in events:
+                self.wfile.write(sse_chat(event))
+                self.wfile.flush()
+            self.wfile.write(b"data: [DONE]\n\n")
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client went away (an abort); nothing to answer
 
 
 def main():

@@ -1,0 +1,60 @@
+// The `opencode` runtime driver (opencode_driver.cc): `opencode serve` on 127.0.0.1, spoken to
+// over HTTP with its `GET /event` SSE stream as the only evidence of what it did (runtimes.md
+// §C, real-runtimes.md §4; seed 004 §1.1, §2, §3 "OpenCode does not declare active-turn
+// delivery").
+//
+// Launch: the server is started on a free loopback port and awaited until its stdout line
+// `opencode server listening on http://…` (an HTTP connection made while it starts can hang);
+// every request has a timeout. Then `GET /event` is opened (until its first frame, setup may be
+// retried; after it, a lost stream retires the generation — there is no replay cursor), and the
+// seat's saved session is checked with `GET /session/:id` (HTTP 404/410 only: one fresh
+// session, a `retrying` condition `provider_session_fresh_fallback`) or one is created. That is
+// the readiness handshake (kReady).
+//
+// Handoffs (only at an idle boundary: the seat keeps active-turn input in its journal):
+// a fresh daemon-minted `messageID` (opencode_events.h) and one `prompt_async`. A Runner-
+// admission reservation is installed before the request and kept until `busy` / `retry` or
+// the assistant whose `parentID` is that id. kAck = that exact-parent assistant (the user
+// message echo is only persistence evidence). kTurnStarted = admission. kTurnEnded = the idle
+// that follows an acknowledged Runner; an idle before admission changes nothing. Activity is
+// counted only for assistants admitted to the current Runner, so stale frames (a background
+// `compaction.prune` of an old tool part) never look like work. `session.error` is a
+// nonterminal condition; an error that survives to idle fails the turn and retires the
+// generation. An automatic compaction (`compaction` part with auto:true on a user message of the
+// admitted Runner) moves the correlation to that compaction user.
+//
+// Retirement (the server is killed, kExited carries the reason; the seat fails whatever was
+// unacknowledged — OpenCode is acknowledgement-only, nothing is replayed): the event stream
+// lost or silent for 35 s after readiness; idle after admission with no exact-parent
+// assistant; the admission watchdog (`LaunchSpec.admissionWatchdog`) expiring with no busy,
+// retry or exact-parent assistant; model retries bounded (6 `retry` statuses or 2 minutes —
+// OpenCode retries a 5xx forever), reported as a failed turn first; an error after the turn was
+// over; a refused session.
+//
+// The server's environment: OPENCODE_SERVER_PASSWORD, fresh per generation (every request,
+// the event stream included, carries it as basic auth; without one anything on loopback could
+// read the server's config, the seat's token in it), OPENCODE_DISABLE_AUTOUPDATE=1, and with
+// the seat's MCP endpoint OPENCODE_CONFIG_CONTENT = the user's (when the profile passes that
+// variable) plus `mcp.shoal = {type:"remote", url, headers:{Authorization}, oauth:false}`.
+// That variable outranks OPENCODE_CONFIG and the project's opencode.json, and `mcp` is merged
+// key by key across them (real-runtimes.md §4, checked on 1.18.33).
+//
+// Not built (issue 8): the summarize fence (Shoal never asks OpenCode to summarize), the
+// two-idle context-overflow machine of `compaction.auto=false`, native interrupt.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "daemon/runtime_driver.h"
+
+namespace shoal::daemon {
+
+// The profile's command (default `opencode serve`) plus `--port <port> --hostname 127.0.0.1`.
+std::vector<std::string> openCodeArgv(const SeatProfile& profile, int port);
+
+Result<std::unique_ptr<RuntimeDriver>> launchOpenCodeDriver(const SeatProfile& profile,
+                                                            LaunchSpec spec);
+
+}  // namespace shoal::daemon

@@ -1,0 +1,97 @@
+// EventStream: one `GET` of a text/event-stream URL held open and read event by event — what
+// the OpenCode driver uses for `GET /event` (daemon/opencode_driver.h). SseDecoder: the SSE
+// grammar fed in pieces, shared with sseEventData (http_client.h) for whole bodies.
+//
+// The stream is plain http on one TCP connection (no TLS, redirects or reconnection: a stream
+// that ends is over, and the caller decides what that means — OpenCode's has no replay cursor,
+// so a lost stream cannot be resumed). The response must be 200 with a `text/event-stream`
+// content type; its body may be chunked or plain.
+//
+// Errors from open(): kInvalidArgument `bad-url`; kUnavailable `http-connect-failed`;
+// kDeadlineExceeded `http-timeout` (no response head in time); kFailedPrecondition
+// `not-an-event-stream` (another status or content type; the message carries the status and the
+// start of the body). From next(): kUnavailable `event-stream-ended` (the server closed it),
+// `event-stream-failed` (a read error); kInvalidArgument `event-stream-malformed` (bad chunk
+// framing); kResourceExhausted `event-too-large`; kCancelled `event-stream-closed` (close()).
+//
+// Thread safety: next() from one thread at a time; close() from any thread, also while next()
+// waits (it wakes it).
+// Lifetime: owns the socket; the destructor closes it.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "base/result.h"
+
+namespace shoal::mcp {
+
+// The SSE grammar: lines end with CRLF, LF or CR; `data:` lines accumulate (one leading space
+// dropped, several joined with "\n"); a blank line dispatches a non-empty data; comments and
+// other fields are ignored.
+class SseDecoder {
+ public:
+  // Appends the data of every event completed by `bytes` to `out`.
+  void feed(std::string_view bytes, std::vector<std::string>& out);
+  // The end of the body: a last event without its blank line is dispatched.
+  void finish(std::vector<std::string>& out);
+  // Bytes held for the event being read (to bound it).
+  size_t pendingBytes() const { return line_.size() + data_.size(); }
+
+ private:
+  void line(std::string_view text, std::vector<std::string>& out);
+
+  std::string line_;
+  std::string data_;
+  bool hasData_ = false;
+  bool lastWasCr_ = false;
+};
+
+struct EventStreamOptions {
+  std::chrono::milliseconds connectTimeout{5000};
+  std::chrono::milliseconds headTimeout{10000};  // from connected to the response head
+  size_t maxEventBytes = size_t{16} * 1024 * 1024;
+  // Extra request headers (e.g. Authorization), name and value, no CR or LF.
+  std::vector<std::pair<std::string, std::string>> headers;
+};
+
+class EventStream {
+ public:
+  static Result<std::unique_ptr<EventStream>> open(std::string_view url,
+                                                   EventStreamOptions options = {});
+  ~EventStream();
+  EventStream(const EventStream&) = delete;
+  EventStream& operator=(const EventStream&) = delete;
+
+  // The next event's data, waiting up to `timeout`; nullopt when none came in that time (the
+  // stream is still open).
+  Result<std::optional<std::string>> next(std::chrono::milliseconds timeout);
+  // Ends the stream; a waiting or later next() returns kCancelled. Idempotent.
+  void close();
+
+ private:
+  EventStream(int fd, EventStreamOptions options, bool chunked, std::string body);
+  // Decodes `bytes_` (chunked framing or plain) into the SSE decoder.
+  Status decode();
+
+  const int fd_;
+  const EventStreamOptions options_;
+  const bool chunked_;
+  std::atomic<bool> closed_{false};
+  std::string bytes_;          // received, not yet decoded
+  size_t chunkLeft_ = 0;       // chunked: payload bytes left in the current chunk
+  bool chunkTrailer_ = false;  // chunked: a chunk's CRLF is due
+  bool ended_ = false;         // the server closed the body
+  bool undecodable_ = false;   // bytes_ holds only a partial chunk header: wait for more
+  SseDecoder sse_;
+  std::vector<std::string> ready_;  // decoded events not handed out yet
+  size_t readyAt_ = 0;
+};
+
+}  // namespace shoal::mcp
