@@ -25,6 +25,7 @@ class OpenCodeSeatTest : public FakeRuntimeSeatTest {
     p.principal = wire::Principal{"local", "builder"};
     p.runtime = RuntimeKind::kOpenCode;
     p.command = {FAKE_OPENCODE_BINARY, "serve", "--fake-log", log(), "--state", state()};
+    p.command.insert(p.command.end(), extraArgs_.begin(), extraArgs_.end());
     p.cwd = dir_->join("builder");
     p.lifecycleUid = "abcdefghijklmnopqrstuvwxyz";
     return p;
@@ -49,7 +50,13 @@ class OpenCodeSeatTest : public FakeRuntimeSeatTest {
     return FileSystem::posix().readFile(profile().cwd + "/.shoal/runtime.log").valueOr("");
   }
 
+  journal::ResumeSafety resumeSafety() {
+    auto view = journal::OwnershipJournal::inspect(FileSystem::posix(), profile().cwd);
+    return view.isOk() ? view->resumeSafety : journal::ResumeSafety{};
+  }
+
   milliseconds watchdog_{60000};
+  std::vector<std::string> extraArgs_;
 };
 
 // One DM: one prompt_async whose messageID the daemon minted in OpenCode's format; it is
@@ -254,6 +261,48 @@ TEST_F(OpenCodeSeatTest, ARestoredUnacknowledgedPromptFailsWithoutReplay) {
   send("next NEXT_MARK");
   ASSERT_TRUE(eventually([&] { return wakesOf("turn-completed") == 1; })) << runtimeLog();
   EXPECT_EQ(inputsWith("LOST_MARK"), 1u);
+}
+
+// Seed 004 §1.1 restart safety: every launch persists an unsafe baseline under a new epoch
+// before its Process exists; a turn end with no live owner marks it safe; a saved session is
+// resumed only under the command and instructions it ran with.
+TEST_F(OpenCodeSeatTest, LaunchEpochsResumeSafetyAndTheSessionFingerprint) {
+  std::string session;
+  {
+    auto seat = open();
+    ASSERT_NE(seat, nullptr);
+    send("first FIRST_MARK");
+    ASSERT_TRUE(eventually([&] { return wakesOf("turn-completed") == 1; }));
+    session = std::string(logged("input").back().at("sessionId").as_string());
+    ASSERT_TRUE(eventually([&] { return resumeSafety().safe; }))
+        << resumeSafety().launchEpoch << "/" << resumeSafety().version << " live "
+        << journal::OwnershipJournal::inspect(FileSystem::posix(), profile().cwd)->live.size();
+    EXPECT_EQ(resumeSafety().launchEpoch, 1u);
+  }
+  {
+    // A prompt left unanswered: the session stays unsafe across the stop.
+    auto seat = open();
+    ASSERT_NE(seat, nullptr);
+    ASSERT_TRUE(eventually([&] { return resumeSafety().launchEpoch == 2; }));
+    send("hangs FAKE_SILENT HANG_MARK");
+    ASSERT_TRUE(eventually([&] { return inputsWith("HANG_MARK") == 1; }));
+    EXPECT_EQ(logged("input").back().at("sessionId").as_string(), session);  // resumed
+    EXPECT_FALSE(resumeSafety().safe);
+  }
+  EXPECT_FALSE(resumeSafety().safe);
+  // Another command: the saved session is not resumed; a fresh one is made.
+  extraArgs_ = {"--turn-ms", "20"};
+  auto seat = open();
+  ASSERT_NE(seat, nullptr);
+  send("third THIRD_MARK");
+  ASSERT_TRUE(eventually([&] { return wakesOf("turn-completed") == 2; })) << runtimeLog();
+  EXPECT_NE(logged("input").back().at("sessionId").as_string(), session);
+  EXPECT_EQ(resumeSafety().launchEpoch, 3u);
+  ASSERT_TRUE(eventually([&] { return resumeSafety().safe; }));
+  bool told = false;
+  for (const auto& w : wakes())
+    told |= json::serialize(w).find("command or instructions changed") != std::string::npos;
+  EXPECT_TRUE(told);
 }
 
 }  // namespace

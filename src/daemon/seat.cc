@@ -268,6 +268,11 @@ class Seat::Impl {
   void turnEnded(const DriverEvent& event);
   // Remembers the runtime session to resume at the next launch ("" forgets it).
   void saveSession(const std::string& id);
+  // What a saved session is resumed under (seed 004 §1.1): the runtime, its command and the
+  // seat's instructions, hashed (FNV-1a 64, hex). A change starts a fresh session.
+  std::string sessionFingerprint() const;
+  // Marks the saved session safe to resume (no live owner; this launch's epoch), seed 004 §1.1.
+  void markResumeSafe();
   // Runtimes whose session (Claude session id, Codex thread id) a restart resumes.
   bool resumesSessions() const {
     return profile_.runtime == RuntimeKind::kClaude || profile_.runtime == RuntimeKind::kCodex ||
@@ -357,7 +362,10 @@ class Seat::Impl {
   std::optional<TimePoint> restartAt_;
   std::optional<TimePoint> readyDeadline_;  // set while the current generation is not ready
   std::string savedSession_;                // the runtime session to resume (journal section)
+  std::string savedFingerprint_;            // sessionFingerprint() when it was saved
   bool resumedGeneration_ = false;          // the current generation was launched with it
+  uint64_t launchEpoch_ = 0;                // this generation's resume-safety epoch
+  std::string instructions_;                // the seat's MCP instructions (fingerprinted)
   bool resumeFallbackUsed_ = false;         // a failed resume fell back to a fresh session
   std::optional<TimePoint> dispatchRetryAt_;
   // Reconciliation (seed 004 §3.2): handoffs a runtime that can be asked (Codex) may or may not
@@ -403,6 +411,10 @@ Status Seat::Impl::open() {
       auto v = boost::json::parse(it->second.valueJson, ec);
       if (!ec && v.is_object() && v.as_object().contains("id") && v.at("id").is_string())
         savedSession_ = std::string(v.at("id").as_string());
+      if (!ec && v.is_object() && v.as_object().contains("fingerprint") &&
+          v.at("fingerprint").is_string()) {
+        savedFingerprint_ = std::string(v.at("fingerprint").as_string());
+      }
     }
     if (auto it = view.sections.find(kChannelModesSection); it != view.sections.end()) {
       boost::system::error_code ec;
@@ -561,10 +573,10 @@ Status Seat::Impl::startMcp() {
   mo.sendBufferBytes = options_.mcpSendBufferBytes;
   mo.name = "shoal";
   mo.version = "seat " + profile_.principal.dotForm();
-  mo.instructions = "The shoal mesh: you are " + profile_.name + " (" +
-                    profile_.principal.dotForm() +
-                    "). Messages from peers arrive as delivery blocks; answer them with shoal_dm "
-                    "or shoal_send. Text you write without a tool reaches nobody.";
+  mo.instructions = instructions_ =
+      "The shoal mesh: you are " + profile_.name + " (" + profile_.principal.dotForm() +
+      "). Messages from peers arrive as delivery blocks; answer them with shoal_dm "
+      "or shoal_send. Text you write without a tool reaches nobody.";
   SHOAL_ASSIGN_OR_RETURN(mcp_, mcp::Server::start(mo, seatTools(std::move(tools))));
   // The client config, readable only by the owner: the token is the seat's identity.
   boost::json::object server{
@@ -1247,6 +1259,7 @@ void Seat::Impl::onDriver(const DriverEvent& e) {
       readyDeadline_.reset();
       if (retiring_ == Retiring::kNone) accepting_ = true;
       reconcileAttempts_ = 0;
+      if (resumesSessions() && reconciling_.empty()) markResumeSafe();
       startReconcile();
       dispatch();
       return;
@@ -1272,7 +1285,34 @@ Status Seat::Impl::launch(const std::string& why) {
   spec.stdinWriteTimeout = options_.stdinWriteTimeout;
   spec.admissionWatchdog = options_.admissionWatchdog;
   spec.mcpConfigPath = mcpConfigPath_;
+  if (resumesSessions() && !savedSession_.empty() && savedFingerprint_ != sessionFingerprint()) {
+    // Seed 004 §1.1: a session is resumed only under the policy and instructions it ran with.
+    const std::string detail = fmt::format(
+        "the seat's runtime command or instructions changed since session {}; starting a fresh "
+        "session",
+        savedSession_);
+    log::info("seat {}: {}", profile_.principal.dotForm(), detail);
+    event(WakeEvent{"runtime-error", generation, detail, {}, {}});
+    saveSession("");
+  }
   resumedGeneration_ = resumesSessions() && !savedSession_.empty();
+  {
+    // The unsafe baseline of this launch, durable before any Process exists (seed 004 §1.1):
+    // a newer epoch than every earlier launch's, so no late write of theirs can mark it safe.
+    launchEpoch_ = journal_->view().resumeSafety.launchEpoch + 1;
+    auto baseline = journal_->setResumeSafety(journal::SetResumeSafety{{false, launchEpoch_, 0}});
+    if (!baseline.isOk()) {
+      const std::string detail =
+          "recording the launch's resume-safety baseline: " + baseline.status().toString();
+      log::warn("seat {}: runtime start failed ({}): {}", profile_.principal.dotForm(), why,
+                detail);
+      note("runtime start failed: " + detail);
+      event(WakeEvent{"start-failed", generation, detail, {}, {}});
+      progressThisGeneration_ = false;
+      scheduleRestart(detail, /*launchFailed=*/true);
+      return baseline.status();
+    }
+  }
   if (resumedGeneration_) spec.resumeSession = savedSession_;
   spec.sink = [this](DriverEvent e) {
     GateEvent g;
@@ -1559,6 +1599,8 @@ void Seat::Impl::turnEnded(const DriverEvent& e) {
   if (carried) {
     handoff_ = std::move(carried);
     presence([](mesh::PresencePublisher& p) { p.beginTurn(); });
+  } else if (resumesSessions()) {
+    markResumeSafe();  // before dispatch: a handoff made next marks it unsafe again
   }
   dispatch();
 }
@@ -1632,9 +1674,40 @@ void Seat::Impl::unexpectedExit(const DriverEvent& e) {
   if (shouldRun()) scheduleRestart(how);
 }
 
+std::string Seat::Impl::sessionFingerprint() const {
+  uint64_t h = 1469598103934665603ULL;
+  auto mix = [&h](std::string_view bytes) {
+    for (unsigned char c : bytes) {
+      h ^= c;
+      h *= 1099511628211ULL;
+    }
+    h ^= 0xff;  // a separator no UTF-8 text contains
+    h *= 1099511628211ULL;
+  };
+  mix(runtimeKindName(profile_.runtime));
+  for (const auto& arg : profile_.command)
+    mix(arg);
+  mix(instructions_);
+  return fmt::format("{:016x}", h);
+}
+
+void Seat::Impl::markResumeSafe() {
+  auto view = journal_->view();
+  if (!view.live.empty()) return;  // a queued or inflight owner: it stays unsafe
+  const journal::ResumeSafety& now = view.resumeSafety;
+  if (now.launchEpoch != launchEpoch_ || now.safe) return;
+  auto marked =
+      journal_->setResumeSafety(journal::SetResumeSafety{{true, launchEpoch_, now.version + 1}});
+  if (!marked.isOk() && marked.status().code() != StatusCode::kAborted) {
+    log::warn("seat {}: marking the session safe to resume: {}", profile_.principal.dotForm(),
+              marked.status().toString());
+  }
+}
+
 void Seat::Impl::saveSession(const std::string& id) {
-  if (!resumesSessions() || id == savedSession_) return;
-  boost::json::object value{{"id", id}};
+  const bool adopted = id.empty() || savedFingerprint_ == sessionFingerprint();
+  if (!resumesSessions() || (id == savedSession_ && adopted)) return;
+  boost::json::object value{{"id", id}, {"fingerprint", id.empty() ? "" : sessionFingerprint()}};
   auto saved = journal_->setSection(journal::SetSection{
       std::string(kSessionSection), boost::json::serialize(value), std::nullopt});
   if (!saved.isOk()) {
@@ -1643,6 +1716,7 @@ void Seat::Impl::saveSession(const std::string& id) {
     return;
   }
   savedSession_ = id;
+  savedFingerprint_ = id.empty() ? "" : sessionFingerprint();
 }
 
 void Seat::Impl::scheduleRestart(const std::string& why, bool launchFailed) {

@@ -215,7 +215,7 @@ Status JournalState::applyOne(const Operation& op, Txn& txn, OperationResult& ou
         else if constexpr (std::is_same_v<T, SetSection>)
           return setSection(o, txn, out);
         else
-          return setResumeSafety(o, txn);
+          return setResumeSafety(o, txn, out);
       },
       op);
 }
@@ -533,7 +533,7 @@ Status JournalState::setSection(const SetSection& op, Txn& txn, OperationResult&
   return Status::ok();
 }
 
-Status JournalState::setResumeSafety(const SetResumeSafety& op, Txn& txn) {
+Status JournalState::setResumeSafety(const SetResumeSafety& op, Txn& txn, OperationResult& out) {
   const ResumeSafety& next = op.next;
   auto key = [](const ResumeSafety& s) { return std::make_tuple(s.launchEpoch, s.version); };
   if (next == resume_) return Status::ok();
@@ -555,6 +555,7 @@ Status JournalState::setResumeSafety(const SetResumeSafety& op, Txn& txn) {
     txn.savedResume = true;
   }
   resume_ = next;
+  out.changed = true;  // durable like every other change
   return Status::ok();
 }
 

@@ -122,7 +122,7 @@ class JournalState {
   Status markFailed(const MarkFailed& op, Txn& txn, OperationResult& out);
   Status removeLive(const RemoveLive& op, Txn& txn, OperationResult& out);
   Status setSection(const SetSection& op, Txn& txn, OperationResult& out);
-  Status setResumeSafety(const SetResumeSafety& op, Txn& txn);
+  Status setResumeSafety(const SetResumeSafety& op, Txn& txn, OperationResult& out);
 
   // Finds a live owner and checks the caller's token: kNotFound / terminal-is-final / stale.
   Result<const Entry*> liveOwner(std::string_view id, const OwnerToken& expected) const;

@@ -123,6 +123,19 @@ TEST_F(JournalTest, AdmissionIsDurableBeforeItReturns) {
   EXPECT_EQ(view->live[0].body, "payload");
 }
 
+// A resume-safety write on its own (no record changes with it) is durable before it returns:
+// the unsafe baseline of a launch must survive a power loss right after it.
+TEST_F(JournalTest, ResumeSafetyIsDurableBeforeItReturns) {
+  auto j = openOk(fs_);
+  ASSERT_TRUE(j->setResumeSafety(SetResumeSafety{{false, 4, 0}}).isOk());
+  ASSERT_TRUE(j->setResumeSafety(SetResumeSafety{{true, 4, 1}}).isOk());
+  j.reset();
+  fs_.powerLoss(PowerLossMode::kDropUnsynced);
+  auto view = OwnershipJournal::inspect(fs_, kDir);
+  ASSERT_TRUE(view.isOk()) << view.status().toString();
+  EXPECT_EQ(view->resumeSafety, (ResumeSafety{true, 4, 1}));
+}
+
 // Each commit is: open temp in the workdir → write → fsync → close → rename → fsync workdir.
 TEST_F(JournalTest, CommitFollowsTheAtomicReplaceRecipe) {
   auto j = openOk(fs_);
