@@ -232,6 +232,7 @@ class CodexDriver final : public ChildDriver {
         e.complete = line.hasTurns && line.threadId == read->second &&
                      (line.threadStatus == "idle" || line.threadStatus == "notLoaded" ||
                       line.threadStatus == "systemError");
+        e.pending = line.hasTurns && line.threadId == read->second && line.threadStatus == "active";
         reads_.erase(read);
         reconciled = std::move(e);
       } else if (auto it = requests_.find(line.id); it != requests_.end()) {

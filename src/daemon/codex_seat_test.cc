@@ -24,12 +24,25 @@ class CodexSeatTest : public FakeRuntimeSeatTest {
     p.principal = wire::Principal{"local", "coder"};
     p.runtime = RuntimeKind::kCodex;
     p.command = {FAKE_CODEX_BINARY, "app-server", "--fake-log", log(), "--state", state()};
+    p.command.insert(p.command.end(), extraArgs_.begin(), extraArgs_.end());
     p.cwd = dir_->join("coder");
     p.lifecycleUid = "abcdefghijklmnopqrstuvwxyz";
     return p;
   }
 
+  void tune(SeatOptions& o) override { o.reconcilePendingCeiling = pendingCeiling_; }
+
   std::string state() { return dir_->join("fake-codex-state.json"); }
+
+  size_t reads() {
+    size_t n = 0;
+    for (const auto& r : logged("request"))
+      n += r.at("method").as_string() == "thread/read";
+    return n;
+  }
+
+  std::vector<std::string> extraArgs_;
+  milliseconds pendingCeiling_{std::chrono::minutes(15)};
 };
 
 // A DM goes out as turn/start with clientUserMessageId = the handoff id and is surfaced exactly
@@ -173,6 +186,31 @@ TEST_F(CodexSeatTest, AnUnacknowledgedHandoffIsReconciledAgainstTheThreadBeforeA
   for (const auto& r : logged("request"))
     reads += r.at("method").as_string() == "thread/read";
   EXPECT_EQ(reads, 1u);
+}
+
+// Seed 004 §3.2: a thread that is still active cannot prove a handoff absent — `pending` is
+// read again (at least a second apart) until the elapsed ceiling, not cut short by the
+// six-attempt budget of unknown results; then the delivery fails, never replayed.
+TEST_F(CodexSeatTest, AnActiveThreadIsPendingUntilTheCeilingThenFailsWithoutReplay) {
+  extraArgs_ = {"--read-active"};
+  pendingCeiling_ = milliseconds(4000);
+  auto seat = open();
+  ASSERT_NE(seat, nullptr);
+  send("warm up WARM_MARK");
+  ASSERT_TRUE(eventually([&] { return logged("turn").size() == 1; }));
+  const std::string id = send("slow start FAKE_DELAY_STARTED_5000 PENDING_MARK");
+  ASSERT_TRUE(eventually([&] { return inputsWith("PENDING_MARK") == 1; }));
+  const int pid = seat->snapshot().pid;
+  ASSERT_GT(pid, 0);
+  ASSERT_EQ(::kill(pid, SIGKILL), 0);  // written, never acknowledged
+  ASSERT_TRUE(eventually([&] { return tombstone(id).has_value(); }, milliseconds(15000)))
+      << "reads: " << reads();
+  EXPECT_EQ(tombstone(id)->state, journal::OwnerState::kFailed);
+  EXPECT_EQ(tombstone(id)->reason.rfind("reconcile-pending-ceiling", 0), 0u)
+      << tombstone(id)->reason;
+  EXPECT_GE(reads(), 3u);
+  EXPECT_LE(reads(), 6u);  // about one a second, not a tight loop
+  EXPECT_EQ(inputsWith("PENDING_MARK"), 1u);
 }
 
 }  // namespace

@@ -18,7 +18,8 @@
 //   kReady        the runtime answered its readiness handshake (drivers that needReady())
 //   kReconciled   the answer to reconcile(thread): `clientIds` the thread's history holds,
 //                 `complete` when it is a complete snapshot of an inactive thread (only that
-//                 proves an id absent), `detail` = the thread id read (or the error)
+//                 proves an id absent), `pending` when it is the complete history of an active
+//                 one, `detail` = the error of a failed read
 //   kExited       the Process is gone: its exit status, and `detail` naming a transport fault
 //                 (oversized or malformed frame, read error) when that is what ended it. The
 //                 last event of a generation; the reader has drained every line before it.
@@ -66,7 +67,10 @@ struct DriverEvent {
   std::optional<ExitStatus> exit;                    // kExited
   std::vector<std::string> clientIds;                // kReconciled
   bool complete = false;                             // kReconciled
-  std::string threadId;                              // kReconciled: the thread that was read
+  // kReconciled: the complete history of an active thread — what it lacks may not have
+  // materialised yet (seed 004 §3.2 `pending`).
+  bool pending = false;
+  std::string threadId;  // kReconciled: the thread that was read
 };
 
 using DriverSink = std::function<void(DriverEvent)>;

@@ -376,8 +376,11 @@ class Seat::Impl {
     std::string threadId;
   };
   std::vector<Reconciling> reconciling_;
-  int reconcileAttempts_ = 0;
-  std::optional<TimePoint> reconcileAt_;
+  int reconcileAttempts_ = 0;                       // unknown results and failed reads
+  int pendingReads_ = 0;                            // `pending` results
+  std::optional<TimePoint> reconcileAt_;            // the next read
+  std::optional<TimePoint> reconcileSince_;         // the first read of the current owners
+  std::optional<TimePoint> reconcileReadDeadline_;  // the read in flight must answer by
   milliseconds backoff_{0};
   int crashesInARow_ = 0;
   bool parked_ = false;
@@ -967,6 +970,7 @@ void Seat::Impl::gateMain() {
       earliest(restartAt_);
       earliest(dispatchRetryAt_);
       earliest(reconcileAt_);
+      earliest(reconcileReadDeadline_);
       earliest(readyDeadline_);
       earliest(leases_.nextDeadline());
       if (retiring_ != Retiring::kNone) earliest(retireDeadline_);
@@ -1132,6 +1136,17 @@ void Seat::Impl::onTimer(TimePoint now) {
     dispatchRetryAt_.reset();
     dispatch();
   }
+  if (reconcileReadDeadline_ && now >= *reconcileReadDeadline_) {
+    reconcileReadDeadline_.reset();
+    if (driver_ != nullptr && !reconciling_.empty()) {
+      DriverEvent timedOut;
+      timedOut.kind = DriverEvent::Kind::kReconciled;
+      timedOut.threadId = driver_->sessionId();
+      timedOut.detail = fmt::format("thread/read did not answer within {} s",
+                                    options_.reconcileReadTimeout.count() / 1000);
+      reconciled(timedOut);
+    }
+  }
   if (reconcileAt_ && now >= *reconcileAt_) {
     reconcileAt_.reset();
     startReconcile();
@@ -1158,10 +1173,18 @@ void Seat::Impl::startReconcile() {
                                       thread + ", which cannot say what the old thread read");
   }
   if (reconciling_.empty()) return;
-  if (Status st = driver_->reconcile(thread); !st.isOk()) reconciled(DriverEvent{});
+  if (!reconcileSince_) reconcileSince_ = Clock_::now();
+  reconcileReadDeadline_ = Clock_::now() + options_.reconcileReadTimeout;
+  if (Status st = driver_->reconcile(thread); !st.isOk()) {
+    DriverEvent failed;
+    failed.threadId = thread;
+    failed.detail = "thread/read could not be sent: " + st.toString();
+    reconciled(failed);
+  }
 }
 
 void Seat::Impl::reconciled(const DriverEvent& e) {
+  reconcileReadDeadline_.reset();
   std::vector<Handed> surfaced;
   std::vector<Reconciling> open;
   journal::Transaction requeue;
@@ -1195,23 +1218,44 @@ void Seat::Impl::reconciled(const DriverEvent& e) {
     }
   }
   reconciling_ = std::move(open);
-  if (!reconciling_.empty()) {
-    // Unknown (an active thread, a refused read): read again with backoff, then give up.
-    if (++reconcileAttempts_ >= kReconcileAttempts) {
-      std::vector<Handed> owners;
-      for (auto& r : reconciling_)
-        owners.push_back(std::move(r.owner));
-      reconciling_.clear();
-      settleFailed(std::move(owners),
-                   "reconcile-exhausted: the runtime could not say whether it read it (" +
-                       (e.detail.empty() ? std::string("no complete snapshot") : e.detail) + ")");
+  auto failAll = [this](const std::string& why) {
+    std::vector<Handed> owners;
+    for (auto& r : reconciling_)
+      owners.push_back(std::move(r.owner));
+    reconciling_.clear();
+    settleFailed(std::move(owners), why);
+  };
+  const auto backoff = [](int attempt) {
+    return std::min<milliseconds>(kReconcileMaxBackoff,
+                                  milliseconds(int64_t{100} << std::min(attempt, 10)));
+  };
+  if (reconciling_.empty()) {
+    // nothing left to read for
+  } else if (e.pending) {
+    // The thread is active: what it lacks may still materialise. Read again (at least 1 s
+    // later), up to the ceiling.
+    const auto waited = Clock_::now() - reconcileSince_.value_or(Clock_::now());
+    if (waited >= options_.reconcilePendingCeiling) {
+      failAll(fmt::format(
+          "reconcile-pending-ceiling: thread {} stayed active for {} s without "
+          "showing whether it read it",
+          e.threadId, std::chrono::duration_cast<std::chrono::seconds>(waited).count()));
     } else {
-      const auto backoff = std::min<milliseconds>(kReconcileMaxBackoff,
-                                                  milliseconds(int64_t{100} << reconcileAttempts_));
-      reconcileAt_ = Clock_::now() + backoff;
+      reconcileAt_ =
+          Clock_::now() + std::max<milliseconds>(milliseconds(1000), backoff(pendingReads_++));
     }
+  } else if (++reconcileAttempts_ >= kReconcileAttempts) {
+    // Unknown (an incomplete history, a refused or lost read): six reads, then give up.
+    failAll("reconcile-exhausted: the runtime could not say whether it read it (" +
+            (e.detail.empty() ? std::string("no complete snapshot") : e.detail) + ")");
   } else {
+    reconcileAt_ = Clock_::now() + backoff(reconcileAttempts_);
+  }
+  if (reconciling_.empty()) {
     reconcileAttempts_ = 0;
+    pendingReads_ = 0;
+    reconcileSince_.reset();
+    reconcileAt_.reset();
   }
   dispatch();
 }
@@ -1763,6 +1807,8 @@ void Seat::Impl::finishRetire() {
     drainLeases();
     reconciling_.clear();
     reconcileAt_.reset();
+    reconcileReadDeadline_.reset();
+    reconcileSince_.reset();
     failInflight("stopped-before-ack: the runtime was stopped before acknowledging it");
     finalCheck(handoff_ ? "the seat stopped before the turn ended" : "");
     if (handoff_) {

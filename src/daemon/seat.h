@@ -95,6 +95,10 @@ struct SeatOptions {
   // A handoff to a runtime that stopped reading its stdin fails after this (partial or zero
   // bytes, see above).
   std::chrono::milliseconds stdinWriteTimeout{10000};
+  // Reconciliation (seed 004 §3.2): one read may take this long; an owner the runtime keeps
+  // showing as `pending` (its thread active) is failed after this long.
+  std::chrono::milliseconds reconcileReadTimeout{10000};
+  std::chrono::milliseconds reconcilePendingCeiling{std::chrono::minutes(15)};
   // OpenCode: how long a prompt waits for proof a run took it (LaunchSpec.admissionWatchdog).
   std::chrono::milliseconds admissionWatchdog{60000};
   std::chrono::milliseconds restartBackoff{500};

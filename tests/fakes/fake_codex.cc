@@ -18,6 +18,8 @@
 //                    turn is never written (as 0.151+ does). Without --state nothing persists.
 //   --no-client-id   old Codex: `clientUserMessageId` is accepted but never echoed; userMessage
 //                    items (notifications and thread/read) carry no `clientId` member at all.
+//   --read-active    `thread/read` of a loaded thread always reports it active (a read racing a
+//                    turn: its history cannot prove anything absent yet).
 //   --fake-log PATH  append one JSON object per line to PATH (each line is ONE write() on an
 //                    O_APPEND descriptor, so concurrent fakes never interleave):
 //                      {"event":"start","pid":N,"cwd":D,"argv":[…]}
@@ -127,6 +129,7 @@ struct Options {
   std::string logPath;
   std::string statePath;
   bool noClientId = false;
+  bool readActive = false;
 };
 
 struct ParsedArgs {
@@ -173,6 +176,12 @@ ParsedArgs parseArgs(int argc, char** argv) {
         return out;
       }
       out.options.noClientId = true;
+    } else if (arg == "--read-active") {
+      if (value) {
+        out.error = "fake_codex: --read-active takes no value";
+        return out;
+      }
+      out.options.readActive = true;
     } else {
       out.notes.push_back("ignoring unknown flag " + arg);
     }
@@ -692,7 +701,8 @@ class FakeCodex {
       withTurns = v->as_bool();
     }
     if (auto it = loaded_.find(*threadId); it != loaded_.end()) {
-      return respond(id, {{"thread", threadJson(it->second, statusOf(it->second), withTurns)}});
+      json::object status = options_.readActive ? activeStatus() : statusOf(it->second);
+      return respond(id, {{"thread", threadJson(it->second, status, withTurns)}});
     }
     if (std::optional<json::object> persisted = state_.find(*threadId)) {
       Thread t = threadFromPersisted(*threadId, *persisted);
