@@ -4,6 +4,7 @@
 // fallback when that thread is lost (seed 004 §1.1, §2, §3).
 #include <csignal>
 #include <string>
+#include <thread>
 
 #include <boost/json.hpp>
 
@@ -211,6 +212,29 @@ TEST_F(CodexSeatTest, AnActiveThreadIsPendingUntilTheCeilingThenFailsWithoutRepl
   EXPECT_GE(reads(), 3u);
   EXPECT_LE(reads(), 6u);  // about one a second, not a tight loop
   EXPECT_EQ(inputsWith("PENDING_MARK"), 1u);
+}
+
+// Seed 004 §1.2: Codex may report the thread idle before the turn's turn/completed (the
+// compaction race). That early idle ends nothing: a DM arriving in the gap is steered into the
+// still-running turn, and the one turn/completed is the one turn end.
+TEST_F(CodexSeatTest, AnEarlyIdleBeforeTurnCompletedEndsNothing) {
+  auto seat = open();
+  ASSERT_NE(seat, nullptr);
+  const std::string first = send("compacting FAKE_SLOW_300 FAKE_EARLY_IDLE_1500 FIRST_MARK");
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.surfaced == 1; }));
+  std::this_thread::sleep_for(milliseconds(600));  // into the gap between idle and completion
+  ASSERT_EQ(logged("turn").size(), 0u) << "the fake's turn ended early: the gap was missed";
+  const std::string second = send("in the gap GAP_MARK");
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.surfaced == 2; }));
+  ASSERT_TRUE(eventually([&] { return logged("turn").size() == 1; }));
+  ASSERT_TRUE(eventually([&] { return wakesOf("turn-completed") == 1; }));
+  auto inputs = logged("input");
+  ASSERT_EQ(inputs.size(), 2u);
+  EXPECT_EQ(inputs[1].at("via").as_string(), "turn/steer");
+  EXPECT_EQ(inputs[1].at("turnId"), inputs[0].at("turnId"));
+  EXPECT_EQ(seat->snapshot().counters.turns, 1u);
+  EXPECT_EQ(tombstone(first)->state, journal::OwnerState::kSurfaced);
+  EXPECT_EQ(tombstone(second)->state, journal::OwnerState::kSurfaced);
 }
 
 }  // namespace

@@ -47,6 +47,9 @@
 //                            codexErrorInfo:"internalServerError",additionalDetails:null},
 //                            willRetry:false,threadId,turnId}, then idle and turn/completed
 //                            status "failed" carrying the same error.
+//   FAKE_EARLY_IDLE_<ms>     at answer time: thread/status/changed idle first, then the agent
+//                            message and turn/completed <ms> later, the turn still active and
+//                            steerable in between (the compaction race of seed 004 §1.2).
 //   FAKE_CRASH               exit 3 right after that message's userMessage item/completed
 //                            (after turn/started): no agent message, no turn/completed.
 //   FAKE_MCP_CALL            an mcpToolCall item (server "fake", tool "echo") started and
@@ -301,6 +304,7 @@ struct ActiveTurn {
   size_t shown = 0;      // inputs whose userMessage items are out
   bool running = false;  // turn/started is out (false during FAKE_DELAY_STARTED)
   bool hang = false;
+  bool earlyIdleSent = false;  // FAKE_EARLY_IDLE_<ms>
   int slowMs = 0;
   // Not running: when to start; running: when to answer; nullopt while hanging.
   std::optional<Clock::time_point> deadline;
@@ -858,6 +862,17 @@ class FakeCodex {
   void answer(Thread& t) {
     ActiveTurn& turn = *t.active;
     turn.deadline.reset();
+    if (!turn.earlyIdleSent) {
+      for (const UserInput& input : turn.inputs) {
+        std::optional<int> gap = msAfter(input.text, "FAKE_EARLY_IDLE_");
+        if (!gap) continue;
+        // The compaction race: idle now, the turn (still steerable) completes <ms> later.
+        turn.earlyIdleSent = true;
+        statusChanged(t, idleStatus());
+        turn.deadline = Clock::now() + std::chrono::milliseconds(*gap);
+        return;
+      }
+    }
     if (anyInputHas(turn, "FAKE_ERROR_FATAL")) {
       json::object error{
           {"message",
