@@ -237,5 +237,23 @@ TEST_F(CodexSeatTest, AnEarlyIdleBeforeTurnCompletedEndsNothing) {
   EXPECT_EQ(tombstone(second)->state, journal::OwnerState::kSurfaced);
 }
 
+// Seed 004 §3.3: a delivery the runtime keeps dying on before reading it is proved absent each
+// time and handed out again — three times, then it is poison and fails; the seat keeps working.
+TEST_F(CodexSeatTest, ADeliveryTheRuntimeKeepsDyingOnIsPoisonAfterThreeHandoffs) {
+  auto seat = open();
+  ASSERT_NE(seat, nullptr);
+  send("warm up WARM_MARK");  // a finished turn: the thread is saved and resumable
+  ASSERT_TRUE(eventually([&] { return logged("turn").size() == 1; }));
+  const std::string id = send("kills it FAKE_CRASH_UNREAD POISON_MARK");
+  ASSERT_TRUE(eventually([&] { return tombstone(id).has_value(); }, milliseconds(20000)))
+      << "inputs: " << inputsWith("POISON_MARK");
+  EXPECT_EQ(tombstone(id)->state, journal::OwnerState::kFailed);
+  EXPECT_EQ(tombstone(id)->reason.rfind("poison:", 0), 0u) << tombstone(id)->reason;
+  EXPECT_EQ(inputsWith("POISON_MARK"), 3u);
+  send("after AFTER_MARK");
+  ASSERT_TRUE(eventually([&] { return logged("turn").size() == 2; }, milliseconds(10000)));
+  EXPECT_NE(seat->snapshot().state, "parked");
+}
+
 }  // namespace
 }  // namespace shoal::daemon

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <csignal>
 #include <deque>
+#include <map>
 #include <thread>
 
 #include <boost/json.hpp>
@@ -69,6 +70,9 @@ constexpr int kInboxAttempts = 3;
 constexpr size_t kMaxSteersPerTurn = 8;
 // Reconciliation reads (seed 004 §3.2): six attempts, backoff from 100 ms doubling to 5 s.
 constexpr int kReconcileAttempts = 6;
+// A delivery handed to the runtime this many times, each time given back unread (the runtime
+// died first, reconciliation proved it absent, or it took no byte), is poison: failed.
+constexpr int kMaxHandoffs = 3;
 constexpr milliseconds kReconcileMaxBackoff{5000};
 // How long a retirement waits for inbox pages whose write outcome is not known yet.
 constexpr milliseconds kLeaseDrain{2000};
@@ -376,10 +380,11 @@ class Seat::Impl {
     std::string threadId;
   };
   std::vector<Reconciling> reconciling_;
-  int reconcileAttempts_ = 0;                       // unknown results and failed reads
-  int pendingReads_ = 0;                            // `pending` results
-  std::optional<TimePoint> reconcileAt_;            // the next read
-  std::optional<TimePoint> reconcileSince_;         // the first read of the current owners
+  std::map<std::string, int> handoffs_;      // live deliveries handed out, times (this daemon life)
+  int reconcileAttempts_ = 0;                // unknown results and failed reads
+  int pendingReads_ = 0;                     // `pending` results
+  std::optional<TimePoint> reconcileAt_;     // the next read
+  std::optional<TimePoint> reconcileSince_;  // the first read of the current owners
   std::optional<TimePoint> reconcileReadDeadline_;  // the read in flight must answer by
   milliseconds backoff_{0};
   int crashesInARow_ = 0;
@@ -1491,7 +1496,12 @@ bool Seat::Impl::dispatchOne() {
   std::vector<journal::OwnershipRecord> rendered;
   std::vector<std::optional<std::pair<std::string, std::string>>> replyTargets;
   std::vector<Handed> unreadable;
+  std::vector<Handed> poison;
   for (auto& record : chosen) {
+    if (auto it = handoffs_.find(record.id); it != handoffs_.end() && it->second >= kMaxHandoffs) {
+      poison.push_back(Handed{record.id, record.token, record.target, {}, {}, 0});
+      continue;
+    }
     auto stored = decodeStoredDelivery(record.body);
     if (!stored.isOk()) {
       unreadable.push_back(Handed{record.id, record.token, record.target, {}, {}, 0});
@@ -1507,11 +1517,18 @@ bool Seat::Impl::dispatchOne() {
     rendered.push_back(std::move(record));
   }
   if (!unreadable.empty()) settleFailed(std::move(unreadable), "bad-journal-body");
+  if (!poison.empty()) {
+    settleFailed(std::move(poison),
+                 fmt::format("poison: handed to the runtime {} times and each time given back "
+                             "unread (the runtime ended before reading it); not handed again",
+                             kMaxHandoffs));
+  }
   if (input.items.empty()) return true;
   SeatIdentity self{profile_.principal.dotForm(), profile_.name};
   RenderedBlock block = renderDeliveryBlock(input, self);
   rendered.resize(block.taken);  // the rest stay queued for the next block (the first always fits)
-
+  for (const auto& record : rendered)
+    ++handoffs_[record.id];
   auto handoffId = newUuidV7(Clock::real());
   Handoff handoff{handoffId.isOk() ? *handoffId : fmt::format("h-{}", generation_), block.text};
 
@@ -1869,8 +1886,10 @@ void Seat::Impl::failInflight(const std::string& reason) {
 void Seat::Impl::settleSurfaced(std::vector<Handed> owners, const std::string& how,
                                 const std::string& wakeToken) {
   journal::Transaction txn;
-  for (const auto& o : owners)
+  for (const auto& o : owners) {
     txn.add(journal::MarkSurfaced{o.id, o.token, how});
+    handoffs_.erase(o.id);
+  }
   auto done = journal_->commit(std::move(txn));
   if (!done.isOk()) {
     log::warn("seat {}: recording surfaced: {}", profile_.principal.dotForm(),
@@ -1899,8 +1918,10 @@ void Seat::Impl::settleSurfaced(std::vector<Handed> owners, const std::string& h
 
 void Seat::Impl::settleFailed(std::vector<Handed> owners, const std::string& reason) {
   journal::Transaction txn;
-  for (const auto& o : owners)
+  for (const auto& o : owners) {
     txn.add(journal::MarkFailed{o.id, o.token, reason});
+    handoffs_.erase(o.id);
+  }
   auto done = journal_->commit(std::move(txn));
   if (!done.isOk()) {
     log::warn("seat {}: recording failed: {}", profile_.principal.dotForm(),

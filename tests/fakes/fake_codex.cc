@@ -50,6 +50,8 @@
 //   FAKE_EARLY_IDLE_<ms>     at answer time: thread/status/changed idle first, then the agent
 //                            message and turn/completed <ms> later, the turn still active and
 //                            steerable in between (the compaction race of seed 004 §1.2).
+//   FAKE_CRASH_UNREAD        (starting input) exit 3 right after the turn/start response: the
+//                            input never becomes a userMessage item and nothing is persisted.
 //   FAKE_CRASH               exit 3 right after that message's userMessage item/completed
 //                            (after turn/started): no agent message, no turn/completed.
 //   FAKE_MCP_CALL            an mcpToolCall item (server "fake", tool "echo") started and
@@ -760,6 +762,7 @@ class FakeCodex {
     turn.hang = has(text, "FAKE_HANG");
     accept(*t, std::move(*input), "turn/start");
     respond(id, {{"turn", turnJson(turn.id, "inProgress", nullptr)}});
+    if (has(text, "FAKE_CRASH_UNREAD")) exit(3);  // taken, never read: nothing persisted
     if (std::optional<int> delay = msAfter(text, "FAKE_DELAY_STARTED_")) {
       turn.deadline = Clock::now() + std::chrono::milliseconds(*delay);
     } else {
