@@ -94,9 +94,11 @@ class CodexDriver final : public ChildDriver {
                      });
   }
 
-  bool ended(const std::string& turnId) const { return endedTurns_.count(turnId) != 0; }
+  bool ended(const std::string& turnId) const SHOAL_REQUIRES(mu_) {
+    return endedTurns_.count(turnId) != 0;
+  }
 
-  void markEnded(const std::string& turnId) {
+  void markEnded(const std::string& turnId) SHOAL_REQUIRES(mu_) {
     endedTurns_.insert(turnId);
     endedOrder_.push_back(turnId);
     if (endedOrder_.size() > kEndedTurnsKept) {
