@@ -349,6 +349,7 @@ class OpenCodeDriver final : public ChildDriver {
     if (!spec_.resumeSession.empty()) {
       auto got = request("GET", "/session/" + spec_.resumeSession);
       if (got.isOk() && got->status == 200) {
+        appendToLog("[shoal] session " + spec_.resumeSession + " resumed\n");
         std::lock_guard<std::mutex> lock(mu_);
         session_ = spec_.resumeSession;
         return true;
@@ -389,6 +390,7 @@ class OpenCodeDriver final : public ChildDriver {
                           : made.status().toString()));
       return false;
     }
+    appendToLog("[shoal] session " + id + " created\n");
     std::lock_guard<std::mutex> lock(mu_);
     session_ = id;
     return true;

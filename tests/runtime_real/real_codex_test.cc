@@ -1,9 +1,9 @@
 // The real `codex app-server` (pinned by scripts/install-test-runtimes --codex) behind a seat on
 // a real broker, run offline against the scripted fake model (tests/fakes/fake_model.py,
 // `POST /v1/responses`) on 127.0.0.1. What the Codex driver relies on (codex_driver.h) checked
-// on the real binary: surfacing on the echoed `clientId`, a second turn on the same thread, and
-// a restarted seat resuming its saved thread. Recipe and observed behaviour: real-runtimes.md
-// §0, §1, §3.
+// on the real binary: surfacing on the echoed `clientId`, a second turn on the same thread, a DM
+// steered into a running turn (turn/steer), and a restarted seat resuming its saved thread.
+// Recipe and observed behaviour: real-runtimes.md §0, §1, §3.
 //
 // The suite installs the runtimes once per test process (the script is idempotent and
 // serialises parallel installs). Without node/npm the script exits 3 and every test skips,
@@ -189,6 +189,9 @@ class RealCodexTest : public shoal::testing::ManagedSpaceTest {
     ::setenv(name.c_str(), value.c_str(), 1);
   }
 
+  // Extra options for fake_model.py (a fixture that needs a slow model adds `--delay-s`).
+  virtual std::vector<std::string> fakeModelArgs() const { return {}; }
+
   // Starts the fake model on a free port and reads its port back from the `listening on` line.
   void startFakeModel() {
     fakeLog_ = dir_->join("fake-model.log");
@@ -198,6 +201,8 @@ class RealCodexTest : public shoal::testing::ManagedSpaceTest {
     opts.argv = {"python3", std::string(SHOAL_SOURCE_DIR) + "/tests/fakes/fake_model.py",
                  "--port",  "0",
                  "--log",   fakeLog_};
+    const std::vector<std::string> extra = fakeModelArgs();
+    opts.argv.insert(opts.argv.end(), extra.begin(), extra.end());
     opts.stdoutTarget = StdioTarget::appendTo(outPath);
     opts.stderrTarget = StdioTarget::appendTo(errPath);
     opts.killOnDestroy = true;
@@ -287,13 +292,22 @@ class RealCodexTest : public shoal::testing::ManagedSpaceTest {
     return r.runtime.receipt.substr(0, r.runtime.receipt.find('/'));
   }
 
-  std::vector<std::string> wakeKinds() {
-    std::vector<std::string> out;
+  // The seat's wake events, in order.
+  std::vector<json::object> wakes() {
+    std::vector<json::object> out;
     for (uint64_t seq = 1;;) {
       auto m = js_->findMessage("WAKE_main", seq, "cotal.main.wake.local.coder");
       if (!m.isOk()) break;
-      out.emplace_back(json::parse(m->data).at("kind").as_string());
+      if (auto o = parseObject(m->data)) out.push_back(std::move(*o));
       seq = m->seq + 1;
+    }
+    return out;
+  }
+
+  std::vector<std::string> wakeKinds() {
+    std::vector<std::string> out;
+    for (const auto& w : wakes()) {
+      out.push_back(stringAt(w, "kind"));
     }
     return out;
   }
@@ -493,6 +507,88 @@ TEST_F(RealCodexTest, SeatRepliesThroughItsShoalDmTool) {
   EXPECT_NE(reply->data.find("pong from codex"), std::string::npos) << reply->data;
   ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.replied == 1; }, kTurnWait))
       << diagnostics(seat.get());
+  EXPECT_EQ(seat->snapshot().counters.failed, 0u);
+}
+
+// The fake model answers every request 3 s late (`--delay-s`; fake_model.py has no per-request
+// delay for `/v1/responses`), so a turn is still running when a second DM arrives.
+class RealCodexSlowModelTest : public RealCodexTest {
+ protected:
+  std::vector<std::string> fakeModelArgs() const override { return {"--delay-s", "3"}; }
+
+  // The turn Codex ran the userMessage with clientId `handoff` in (its item/started
+  // notification); empty if none.
+  std::string turnOfUserMessage(const std::string& handoff) const {
+    for (const auto& line : splitLines(runtimeLog())) {
+      auto o = parseObject(line);
+      if (!o || stringAt(*o, "method") != "item/started") continue;
+      const auto* params = o->if_contains("params");
+      if (params == nullptr || !params->is_object()) continue;
+      const auto* item = params->as_object().if_contains("item");
+      if (item == nullptr || !item->is_object()) continue;
+      if (stringAt(item->as_object(), "clientId") == handoff) {
+        return stringAt(params->as_object(), "turnId");
+      }
+    }
+    return "";
+  }
+};
+
+// A steer mid-turn surfaces (seed 004 §3, busy-turn continuation): a DM arriving while a turn
+// runs, after that turn's own handoff was acknowledged, goes into it as turn/steer; the real
+// Codex answers with the running turn's id and echoes the DM as a second userMessage of that
+// turn; both deliveries are surfaced and the one turn-completed wake names both messages.
+TEST_F(RealCodexSlowModelTest, ADmArrivingMidTurnIsSteeredIntoTheRunningTurn) {
+  auto seat = open();
+  ASSERT_NE(seat, nullptr);
+  const std::string first = send("a long one REAL_CODEX_LONG");
+  ASSERT_FALSE(first.empty());
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.surfaced == 1; }, kTurnWait))
+      << diagnostics(seat.get());
+  // Acknowledged, and the model has not answered yet (it waits 3 s): the turn is running.
+  ASSERT_EQ(turnsCompleted(), 0u) << diagnostics(seat.get());
+  const std::string second = send("and also REAL_CODEX_STEER");
+  ASSERT_FALSE(second.empty());
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.surfaced == 2; }, kTurnWait))
+      << diagnostics(seat.get());
+  ASSERT_TRUE(eventually([&] { return turnsCompleted() == 1; }, kTurnWait))
+      << diagnostics(seat.get());
+
+  auto one = tombstone(first);
+  auto two = tombstone(second);
+  ASSERT_TRUE(one.has_value() && two.has_value()) << diagnostics(seat.get());
+  EXPECT_EQ(one->state, journal::OwnerState::kSurfaced) << one->reason;
+  EXPECT_EQ(two->state, journal::OwnerState::kSurfaced) << two->reason;
+  const std::string started = handoffOf(*one);
+  const std::string steered = handoffOf(*two);
+  ASSERT_FALSE(started.empty()) << one->reason;
+  ASSERT_FALSE(steered.empty()) << two->reason;
+  EXPECT_NE(started, steered);
+
+  // Codex's side: the steered DM is a userMessage of the first DM's turn, and the turn/steer
+  // response (`result.turnId`, where turn/start answers `result.turn`) named that turn.
+  const std::string turn = turnOfUserMessage(started);
+  ASSERT_FALSE(turn.empty()) << diagnostics(seat.get());
+  EXPECT_EQ(turnOfUserMessage(steered), turn) << diagnostics(seat.get());
+  EXPECT_NE(runtimeLog().find("\"result\":{\"turnId\":\"" + turn + "\"}"), std::string::npos)
+      << diagnostics(seat.get());
+  EXPECT_EQ(occurrences(runtimeLog(), "\"method\":\"turn/completed\""), 1u)
+      << diagnostics(seat.get());
+  // The model was asked again with the steered DM as the latest user message.
+  EXPECT_FALSE(requestsWith("REAL_CODEX_STEER").empty()) << readText(fakeLog_);
+
+  // One turn, one wake, naming both messages in arrival order.
+  std::vector<std::string> named;
+  for (const auto& w : wakes()) {
+    if (stringAt(w, "kind") != "turn-completed") continue;
+    if (const auto* ids = w.if_contains("messages"); ids != nullptr && ids->is_array()) {
+      for (const auto& id : ids->as_array()) {
+        named.push_back(id.is_string() ? std::string(id.as_string()) : "");
+      }
+    }
+  }
+  EXPECT_EQ(named, (std::vector<std::string>{first, second}));
+  EXPECT_EQ(seat->snapshot().counters.turns, 1u);
   EXPECT_EQ(seat->snapshot().counters.failed, 0u);
 }
 
