@@ -36,6 +36,7 @@
 #include "base/ids.h"
 #include "base/subprocess.h"
 #include "integration/cli_fixture.h"
+#include "test_runtimes.h"
 #include "testing/eventually.h"
 #include "testing/temp_dir.h"
 
@@ -45,25 +46,14 @@ namespace shoal {
 namespace {
 
 namespace json = boost::json;
+using shoal::testing::readText;
+using shoal::testing::splitLines;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
 // Bounds for waits that only a failure reaches (a cold 245 MB binary can take seconds to load).
 constexpr milliseconds kTurnWait = seconds(120);
 constexpr milliseconds kExitWait = seconds(60);
-
-std::string readText(const std::string& path) {
-  return FileSystem::posix().readFile(path).valueOr("");
-}
-
-std::vector<std::string> splitLines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty()) lines.push_back(line);
-  }
-  return lines;
-}
 
 std::optional<json::object> parseObject(const std::string& line) {
   boost::system::error_code ec;
@@ -326,17 +316,9 @@ std::optional<size_t> replayIndex(const std::vector<json::object>& seen, const s
   return std::nullopt;
 }
 
-// What the install script said, shared by every test of the suite (one process per test under
-// ctest, so it runs once per test; an installed runtime makes that a version check).
-struct InstallOutcome {
-  std::string claude;  // the executable, on success
-  std::string skip;    // node/npm missing: why the tests skip
-  std::string error;   // anything else
-  double tookS = 0;    // how long the script ran
-};
-
-InstallOutcome& install() {
-  static InstallOutcome outcome;
+// What the install script said, shared by the suite's tests (SetUpTestSuite).
+shoal::testing::InstalledRuntime& install() {
+  static shoal::testing::InstalledRuntime outcome;
   return outcome;
 }
 
@@ -344,42 +326,7 @@ class RealClaudeTest : public CliTest {
  protected:
   static void SetUpTestSuite() {
     ::signal(SIGPIPE, SIG_IGN);  // a runtime that died must fail a write, not kill the test
-    InstallOutcome& out = install();
-    auto dir = testing::TempDir::create("rt-install");
-    if (!dir.isOk()) {
-      out.error = dir.status().toString();
-      return;
-    }
-    SpawnOptions opts;
-    opts.argv = {std::string(SHOAL_SOURCE_DIR) + "/scripts/install-test-runtimes",
-                 SHOAL_TEST_RUNTIMES_DIR};
-    opts.stdoutTarget = StdioTarget::appendTo(dir->join("out"));
-    opts.stderrTarget = StdioTarget::appendTo(dir->join("err"));
-    const auto started = std::chrono::steady_clock::now();
-    auto child = Subprocess::spawn(opts);
-    if (!child.isOk()) {
-      out.error = "cannot run scripts/install-test-runtimes: " + child.status().toString();
-      return;
-    }
-    auto exit = child->wait(seconds(500));
-    out.tookS = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    std::string stdoutText = readText(dir->join("out"));
-    std::string said = stdoutText + readText(dir->join("err"));
-    if (!exit.isOk()) {
-      (void)child->terminate(seconds(5));
-      out.error =
-          "scripts/install-test-runtimes did not finish: " + exit.status().toString() + "\n" + said;
-    } else if (exit->exited && exit->code == 3) {
-      out.skip = "the real Claude CLI cannot be installed here: " + said;
-    } else if (!exit->success()) {
-      out.error = "scripts/install-test-runtimes failed (" + exit->toString() + "):\n" + said;
-    } else {
-      auto lines = splitLines(stdoutText);
-      out.claude = lines.empty() ? "" : lines.back();
-      if (out.claude.empty() || ::access(out.claude.c_str(), X_OK) != 0) {
-        out.error = "scripts/install-test-runtimes named no executable:\n" + said;
-      }
-    }
+    install() = shoal::testing::installTestRuntime("--claude", "Claude CLI");
   }
 
   void SetUp() override {
@@ -387,7 +334,7 @@ class RealClaudeTest : public CliTest {
     if (HasFatalFailure()) return;
     if (!install().skip.empty()) GTEST_SKIP() << install().skip;
     ASSERT_TRUE(install().error.empty()) << install().error;
-    claude_ = install().claude;
+    claude_ = install().binary;
     std::printf("claude: %s (install check %.1f s)\n", claude_.c_str(), install().tookS);
     FileSystem& fs = FileSystem::posix();
     ASSERT_TRUE(fs.createDirs(home_->join("work")).isOk());

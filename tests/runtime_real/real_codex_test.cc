@@ -31,6 +31,7 @@
 #include "daemon/seat.h"
 #include "journal/ownership_journal.h"
 #include "mesh/endpoint.h"
+#include "test_runtimes.h"
 #include "testing/eventually.h"
 #include "testing/managed_space.h"
 #include "testing/temp_dir.h"
@@ -42,24 +43,13 @@ namespace {
 
 namespace json = boost::json;
 using shoal::testing::eventually;
+using shoal::testing::readText;
+using shoal::testing::splitLines;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
 // Bounds for waits that only a failure reaches (a cold 315 MB binary can take seconds to load).
 constexpr milliseconds kTurnWait = seconds(120);
-
-std::string readText(const std::string& path) {
-  return FileSystem::posix().readFile(path).valueOr("");
-}
-
-std::vector<std::string> splitLines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty()) lines.push_back(line);
-  }
-  return lines;
-}
 
 std::optional<json::object> parseObject(const std::string& line) {
   boost::system::error_code ec;
@@ -82,17 +72,9 @@ size_t occurrences(const std::string& haystack, const std::string& needle) {
   return n;
 }
 
-// What the install script said (one process per test under ctest, so it runs once per test; an
-// installed runtime makes that a version check).
-struct InstallOutcome {
-  std::string codex;  // the native executable, on success
-  std::string skip;   // node/npm missing: why the tests skip
-  std::string error;  // anything else
-  double tookS = 0;   // how long the script ran
-};
-
-InstallOutcome& install() {
-  static InstallOutcome outcome;
+// What the install script said, shared by the suite's tests (SetUpTestSuite).
+shoal::testing::InstalledRuntime& install() {
+  static shoal::testing::InstalledRuntime outcome;
   return outcome;
 }
 
@@ -107,48 +89,13 @@ class RealCodexTest : public shoal::testing::ManagedSpaceTest {
  protected:
   static void SetUpTestSuite() {
     ::signal(SIGPIPE, SIG_IGN);  // a runtime that died must fail a write, not kill the test
-    InstallOutcome& out = install();
-    auto dir = shoal::testing::TempDir::create("rt-install");
-    if (!dir.isOk()) {
-      out.error = dir.status().toString();
-      return;
-    }
-    SpawnOptions opts;
-    opts.argv = {std::string(SHOAL_SOURCE_DIR) + "/scripts/install-test-runtimes", "--codex",
-                 SHOAL_TEST_RUNTIMES_DIR};
-    opts.stdoutTarget = StdioTarget::appendTo(dir->join("out"));
-    opts.stderrTarget = StdioTarget::appendTo(dir->join("err"));
-    const auto started = std::chrono::steady_clock::now();
-    auto child = Subprocess::spawn(opts);
-    if (!child.isOk()) {
-      out.error = "cannot run scripts/install-test-runtimes: " + child.status().toString();
-      return;
-    }
-    auto exit = child->wait(seconds(500));
-    out.tookS = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    std::string stdoutText = readText(dir->join("out"));
-    std::string said = stdoutText + readText(dir->join("err"));
-    if (!exit.isOk()) {
-      (void)child->terminate(seconds(5));
-      out.error =
-          "scripts/install-test-runtimes did not finish: " + exit.status().toString() + "\n" + said;
-    } else if (exit->exited && exit->code == 3) {
-      out.skip = "the real Codex CLI cannot be installed here: " + said;
-    } else if (!exit->success()) {
-      out.error = "scripts/install-test-runtimes failed (" + exit->toString() + "):\n" + said;
-    } else {
-      auto lines = splitLines(stdoutText);
-      out.codex = lines.empty() ? "" : lines.back();
-      if (out.codex.empty() || ::access(out.codex.c_str(), X_OK) != 0) {
-        out.error = "scripts/install-test-runtimes named no executable:\n" + said;
-      }
-    }
+    install() = shoal::testing::installTestRuntime("--codex", "Codex CLI");
   }
 
   void SetUp() override {
     if (!install().skip.empty()) GTEST_SKIP() << install().skip;
     ASSERT_TRUE(install().error.empty()) << install().error;
-    codex_ = install().codex;
+    codex_ = install().binary;
     std::printf("codex: %s (install check %.1f s)\n", codex_.c_str(), install().tookS);
     ManagedSpaceTest::SetUp();
     if (HasFatalFailure()) return;
