@@ -4,12 +4,12 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <mutex>
-#include <random>
 
 #include <boost/json.hpp>
 
 #include "base/ids.h"
 #include "base/log.h"
+#include "transport/event_sink.h"
 #include "transport/nats_internal.h"
 #include "transport/server_probe.h"
 #include "transport/status_map.h"
@@ -130,125 +130,13 @@ std::string_view connectionStateName(ConnectionState state) {
 
 namespace {
 
+using detail::EventSink;
 using detail::natsError;
 using detail::timeoutMs;
 
 // How long a destructor waits for nats.c to confirm that no callback will run any more. Past
 // it, the callback state is deliberately leaked rather than freed under a running callback.
 constexpr std::chrono::seconds kCallbackDrainLimit{10};
-
-// The text between the first pair of double quotes: the subject in nats-server's
-// `Permissions Violation for Subscription to "foo.bar"`.
-std::string quotedSubject(std::string_view text) {
-  auto open = text.find('"');
-  if (open == std::string_view::npos) return "";
-  auto close = text.find('"', open + 1);
-  if (close == std::string_view::npos) return "";
-  return std::string(text.substr(open + 1, close - open - 1));
-}
-
-}  // namespace
-
-// State reached from nats.c's connection callbacks. Allocated before connect, freed only after
-// the closed callback has run (the last one nats.c makes for a connection).
-struct EventSink {
-  ConnectionEventHandler handler;
-  int64_t reconnectWaitMs = 3000;
-  int64_t reconnectWaitMaxMs = 60000;
-
-  std::atomic<uint64_t> disconnects{0};
-  std::atomic<uint64_t> reconnects{0};
-  std::atomic<uint64_t> asyncErrors{0};
-  std::atomic<uint64_t> permissionViolations{0};
-
-  std::mutex mu;
-  std::condition_variable closedCv;
-  bool closed = false;    // guarded by mu
-  Status lastAsyncError;  // guarded by mu
-
-  void emit(const ConnectionEvent& event) {
-    if (!handler) return;
-    try {
-      handler(event);
-    } catch (const std::exception& e) {
-      log::error("transport: connection event handler threw: {}", e.what());
-    } catch (...) {
-      log::error("transport: connection event handler threw a non-exception");
-    }
-  }
-};
-
-namespace {
-
-void onDisconnected(natsConnection*, void* closure) {
-  auto* sink = static_cast<EventSink*>(closure);
-  sink->disconnects.fetch_add(1, std::memory_order_relaxed);
-  sink->emit({ConnectionEventKind::kDisconnected, Status::ok(), ""});
-}
-
-void onReconnected(natsConnection*, void* closure) {
-  auto* sink = static_cast<EventSink*>(closure);
-  sink->reconnects.fetch_add(1, std::memory_order_relaxed);
-  sink->emit({ConnectionEventKind::kReconnected, Status::ok(), ""});
-}
-
-void onClosed(natsConnection*, void* closure) {
-  auto* sink = static_cast<EventSink*>(closure);
-  sink->emit({ConnectionEventKind::kClosed, Status::ok(), ""});
-  std::lock_guard lock(sink->mu);
-  sink->closed = true;
-  sink->closedCv.notify_all();
-  // Nothing touches `sink` after this point: the destructor may free it once it sees `closed`.
-}
-
-void onAsyncError(natsConnection* nc, natsSubscription* sub, natsStatus err, void* closure) {
-  auto* sink = static_cast<EventSink*>(closure);
-  ConnectionEvent event;
-  event.kind = ConnectionEventKind::kAsyncError;
-  std::string text;
-  if (err == NATS_NOT_PERMITTED) {
-    const char* last = nullptr;
-    natsConnection_GetLastError(nc, &last);
-    if (last != nullptr) text = last;
-  }
-  if (sub != nullptr) {
-    if (const char* subj = natsSubscription_GetSubject(sub)) event.subject = subj;
-  }
-  if (err == NATS_NOT_PERMITTED) {
-    std::string denied = quotedSubject(text);
-    if (!denied.empty()) event.subject = denied;
-    event.status =
-        permissionDenied("permission-violation",
-                         (text.empty() ? std::string("permissions violation") : text) +
-                             (event.subject.empty() ? "" : " (subject '" + event.subject + "')"));
-    sink->permissionViolations.fetch_add(1, std::memory_order_relaxed);
-  } else {
-    std::string what = "asynchronous error";
-    if (!event.subject.empty()) what += " on subscription '" + event.subject + "'";
-    event.status = statusFromNats(static_cast<int>(err), 0, what, natsStatus_GetText(err));
-  }
-  sink->asyncErrors.fetch_add(1, std::memory_order_relaxed);
-  {
-    std::lock_guard lock(sink->mu);
-    sink->lastAsyncError = event.status;
-  }
-  sink->emit(event);
-}
-
-int64_t reconnectDelay(natsConnection*, int attempts, void* closure) {
-  auto* sink = static_cast<EventSink*>(closure);
-  int64_t delay = sink->reconnectWaitMs;
-  for (int i = 1; i < attempts && delay < sink->reconnectWaitMaxMs; ++i)
-    delay *= 2;
-  delay = std::min(delay, sink->reconnectWaitMaxMs);
-  // ±10 % jitter so that many clients of one broker do not reconnect in lockstep.
-  thread_local std::minstd_rand rng(std::random_device{}());
-  int64_t span = delay / 10;
-  if (span > 0) {
-    delay += std::uniform_int_distribution<int64_t>(-span, span)(rng);
-  }
-  return std::max<int64_t>(delay, 1);
-}
 
 // Owns a natsOptions for the duration of connect().
 struct OptionsDeleter {
@@ -261,7 +149,8 @@ struct Connection::Impl {
   natsConnection* nc = nullptr;
   std::string connId;
   std::string inboxPrefix;
-  EventSink* sink = nullptr;  // freed after the closed callback (see ~Connection)
+  // The state nats.c's callbacks reach. Never freed: ~Connection disarms and retires it.
+  std::unique_ptr<EventSink> sink;
   std::atomic<uint64_t> inboxCounter{0};
 };
 
@@ -269,26 +158,30 @@ natsConnection* detail::NatsAccess::connection(const Connection& c) {
   return c.impl_->nc;
 }
 
+EventSink* detail::NatsAccess::sink(const Connection& c) {
+  return c.impl_->sink.get();
+}
+
 Connection::Connection(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Connection::~Connection() {
   if (!impl_) return;
   natsConnection_Close(impl_->nc);
-  EventSink* sink = impl_->sink;
-  bool drained;
-  {
-    std::unique_lock lock(sink->mu);
-    drained = sink->closedCv.wait_for(lock, kCallbackDrainLimit, [&] { return sink->closed; });
-  }
+  // Wait for the closed callback (onEvent sees kClosed), then disarm: the closed callback is not
+  // nats.c's last call into the sink (event_sink.h), so every later callback must find it
+  // disarmed, and the sink is kept for the rest of the process instead of being freed.
+  const bool closed = impl_->sink->waitClosed(kCallbackDrainLimit);
+  const bool drained = impl_->sink->disarm(kCallbackDrainLimit);
   natsConnection_Destroy(impl_->nc);
-  if (drained) {
-    delete sink;
-  } else {
-    log::warn(
-        "transport: connection {} did not report closed within {} s; leaking its callback "
-        "state",
-        impl_->connId, kCallbackDrainLimit.count());
+  if (!closed) {
+    log::warn("transport: connection {} did not report closed within {} s", impl_->connId,
+              kCallbackDrainLimit.count());
   }
+  if (!drained) {
+    log::warn("transport: an event handler of connection {} was still running after {} s",
+              impl_->connId, kCallbackDrainLimit.count());
+  }
+  EventSink::retire(std::move(impl_->sink));
 }
 
 Result<std::unique_ptr<Connection>> Connection::connect(ConnectOptions options) {
@@ -311,11 +204,8 @@ Result<std::unique_ptr<Connection>> Connection::connect(ConnectOptions options) 
     serverList += (serverList.empty() ? "" : ",") + url;
   const std::string what = "connecting to " + serverList;
 
-  auto sink = std::make_unique<EventSink>();
-  sink->handler = std::move(options.onEvent);
-  sink->reconnectWaitMs = std::max<int64_t>(1, options.reconnectWait.count());
-  sink->reconnectWaitMaxMs =
-      std::max<int64_t>(sink->reconnectWaitMs, options.reconnectWaitMax.count());
+  auto sink = std::make_unique<EventSink>(std::move(options.onEvent), options.reconnectWait.count(),
+                                          options.reconnectWaitMax.count());
 
   auto check = [&](natsStatus st, const char* step) -> Status {
     if (st == NATS_OK) return Status::ok();
@@ -348,18 +238,21 @@ Result<std::unique_ptr<Connection>> Connection::connect(ConnectOptions options) 
   SHOAL_RETURN_IF_ERROR(
       check(natsOptions_SetMaxReconnect(opts.get(), options.maxReconnect), "max reconnect"));
   SHOAL_RETURN_IF_ERROR(
-      check(natsOptions_SetCustomReconnectDelay(opts.get(), &reconnectDelay, sink.get()),
+      check(natsOptions_SetCustomReconnectDelay(opts.get(), &EventSink::reconnectDelay, sink.get()),
             "reconnect delay"));
   SHOAL_RETURN_IF_ERROR(check(natsOptions_SetFailRequestsOnDisconnect(opts.get(), true),
                               "fail requests on disconnect"));
   SHOAL_RETURN_IF_ERROR(
-      check(natsOptions_SetErrorHandler(opts.get(), &onAsyncError, sink.get()), "error handler"));
-  SHOAL_RETURN_IF_ERROR(check(
-      natsOptions_SetDisconnectedCB(opts.get(), &onDisconnected, sink.get()), "disconnected"));
+      check(natsOptions_SetErrorHandler(opts.get(), &EventSink::onAsyncError, sink.get()),
+            "error handler"));
   SHOAL_RETURN_IF_ERROR(
-      check(natsOptions_SetReconnectedCB(opts.get(), &onReconnected, sink.get()), "reconnected"));
+      check(natsOptions_SetDisconnectedCB(opts.get(), &EventSink::onDisconnected, sink.get()),
+            "disconnected"));
   SHOAL_RETURN_IF_ERROR(
-      check(natsOptions_SetClosedCB(opts.get(), &onClosed, sink.get()), "closed"));
+      check(natsOptions_SetReconnectedCB(opts.get(), &EventSink::onReconnected, sink.get()),
+            "reconnected"));
+  SHOAL_RETURN_IF_ERROR(
+      check(natsOptions_SetClosedCB(opts.get(), &EventSink::onClosed, sink.get()), "closed"));
   if (options.retryOnFailedConnect) {
     SHOAL_RETURN_IF_ERROR(
         check(natsOptions_SetRetryOnFailedConnect(opts.get(), true, nullptr, nullptr), "retry"));
@@ -369,12 +262,16 @@ Result<std::unique_ptr<Connection>> Connection::connect(ConnectOptions options) 
   s = natsConnection_Connect(&nc, opts.get());
   if (s != NATS_OK) {
     Status failed = natsError(s, what);
-    // With retries, nats.c may still call back after a failed connect: keep the sink alive.
-    if (options.retryOnFailedConnect) (void)sink.release();
+    // With retries, nats.c may still call back after a failed connect: disarm the sink and keep
+    // it (the caller's handler must not run once connect() has returned).
+    if (options.retryOnFailedConnect) {
+      (void)sink->disarm(kCallbackDrainLimit);
+      EventSink::retire(std::move(sink));
+    }
     return failed;
   }
   impl->nc = nc;
-  impl->sink = sink.release();
+  impl->sink = std::move(sink);
   return std::unique_ptr<Connection>(new Connection(std::move(impl)));
 }
 
@@ -410,14 +307,11 @@ ConnectionState Connection::state() const {
 }
 
 ConnectionStats Connection::stats() const {
-  const EventSink& s = *impl_->sink;
-  return {s.disconnects.load(), s.reconnects.load(), s.asyncErrors.load(),
-          s.permissionViolations.load()};
+  return impl_->sink->stats();
 }
 
 Status Connection::lastAsyncError() const {
-  std::lock_guard lock(impl_->sink->mu);
-  return impl_->sink->lastAsyncError;
+  return impl_->sink->lastAsyncError();
 }
 
 Status Connection::flush(std::chrono::milliseconds timeout) {
@@ -503,6 +397,7 @@ Status Connection::respond(const Message& request, std::string_view data, const 
 
 struct Subscription::State {
   natsSubscription* sub = nullptr;
+  EventSink* sink = nullptr;  // not owned; sinks are never freed (event_sink.h)
   std::string subject;
   MessageHandler handler;
 
@@ -545,10 +440,12 @@ void onSubscriptionComplete(void* closure) {
   state->cv.notify_all();
 }
 
-Result<Subscription::State*> startSubscription(natsConnection* nc, std::string_view subject,
+Result<Subscription::State*> startSubscription(const Connection& conn, std::string_view subject,
                                                std::string_view queue, MessageHandler handler) {
   if (!handler) return invalidArgument("no-handler", "a subscription needs a message handler");
+  natsConnection* nc = detail::NatsAccess::connection(conn);
   auto state = std::make_unique<Subscription::State>();
+  state->sink = detail::NatsAccess::sink(conn);
   state->subject = std::string(subject);
   state->handler = std::move(handler);
   std::string q(queue);
@@ -570,22 +467,22 @@ Result<Subscription::State*> startSubscription(natsConnection* nc, std::string_v
     (void)state.release();
     return failed;
   }
+  // For the async-error handler, which must not ask nats.c for the subject (event_sink.h).
+  state->sink->rememberSubject(state->sub, state->subject);
   return state.release();
 }
 
 }  // namespace
 
 Result<Subscription> Connection::subscribe(std::string_view subject, MessageHandler handler) {
-  SHOAL_ASSIGN_OR_RETURN(auto* state,
-                         startSubscription(impl_->nc, subject, "", std::move(handler)));
+  SHOAL_ASSIGN_OR_RETURN(auto* state, startSubscription(*this, subject, "", std::move(handler)));
   return Subscription(std::unique_ptr<Subscription::State>(state));
 }
 
 Result<Subscription> Connection::queueSubscribe(std::string_view subject, std::string_view queue,
                                                 MessageHandler handler) {
   if (queue.empty()) return invalidArgument("empty-queue", "a queue subscription needs a queue");
-  SHOAL_ASSIGN_OR_RETURN(auto* state,
-                         startSubscription(impl_->nc, subject, queue, std::move(handler)));
+  SHOAL_ASSIGN_OR_RETURN(auto* state, startSubscription(*this, subject, queue, std::move(handler)));
   return Subscription(std::unique_ptr<Subscription::State>(state));
 }
 
@@ -624,6 +521,8 @@ Status Subscription::setPendingLimits(int messages, int bytes) {
 void Subscription::unsubscribe() {
   if (!state_) return;
   State* state = state_.get();
+  // Forget it before the pointer can be freed (and its address reused).
+  state->sink->forgetSubject(state->sub);
   natsSubscription_Unsubscribe(state->sub);  // fails harmlessly if the connection closed
   if (tRunningHandler == state) {
     // Called from inside our own handler: it cannot wait for itself. onComplete frees the state

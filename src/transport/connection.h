@@ -1,7 +1,9 @@
 // Connection: one RAII connection to a NATS server (nats.c underneath), with core messaging.
 //
-// `Connection::connect` opens it; the destructor closes it and returns only after nats.c has
-// delivered its final "closed" callback, so no handler of this connection runs afterwards.
+// `Connection::connect` opens it; the destructor closes it, waits for nats.c's "closed" callback
+// (delivered to onEvent) and for any handler call in progress, and returns with the callback
+// state disarmed: no handler of this connection runs afterwards, even when nats.c calls back
+// late (it can, after "closed": README, nats.c facts).
 // Core messaging lives here: publish, subscribe / queueSubscribe (RAII `Subscription`), request
 // / respond. JetStream, pull consumers and KV build on it (jetstream.h, pull_consumer.h, kv.h).
 //
@@ -60,7 +62,9 @@ struct ConnectionEvent {
   ConnectionEventKind kind = ConnectionEventKind::kAsyncError;
   // kAsyncError: the error (e.g. kPermissionDenied / `permission-violation`). Others: OK.
   Status status{};
-  // The subject concerned, when known (the denied subject, or the subscription's subject).
+  // The subject concerned, when known (the denied subject, or the subject of a Subscription or
+  // PullConsumer of this connection; empty for subscriptions made inside nats.c, e.g. a
+  // KvWatcher's).
   std::string subject{};
 };
 

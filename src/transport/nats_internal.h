@@ -26,6 +26,8 @@ class KeyValue;
 
 namespace detail {
 
+class EventSink;  // event_sink.h
+
 // Frees a natsMsg.
 struct MsgDeleter {
   void operator()(natsMsg* m) const { natsMsg_Destroy(m); }
@@ -55,6 +57,8 @@ ConsumerInfo toConsumerInfo(const jsConsumerInfo* ci);
 // Access to the raw handles of the public classes, for other transport/ .cc files.
 struct NatsAccess {
   static natsConnection* connection(const Connection& c);
+  // The connection's callback state: never freed, so it may be kept past the Connection.
+  static EventSink* sink(const Connection& c);
   static jsCtx* context(const JetStream& js);
   static const Connection& owner(const JetStream& js);
 };

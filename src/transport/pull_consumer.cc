@@ -1,5 +1,6 @@
 #include "transport/pull_consumer.h"
 
+#include "transport/event_sink.h"
 #include "transport/nats_internal.h"
 
 namespace shoal::transport {
@@ -14,9 +15,12 @@ constexpr int64_t kNanosPerMs = 1'000'000;
 // reference, because nats.c acks through the message's subscription.
 struct SubscriptionHandle {
   natsSubscription* sub = nullptr;
+  detail::EventSink* sink = nullptr;  // not owned; sinks are never freed (event_sink.h)
   ~SubscriptionHandle() {
+    if (sub == nullptr) return;
+    sink->forgetSubject(sub);  // before the pointer can be freed and reused
     // Destroy, never Unsubscribe: Unsubscribe may delete the durable on the server.
-    if (sub != nullptr) natsSubscription_Destroy(sub);
+    natsSubscription_Destroy(sub);
   }
 };
 
@@ -162,6 +166,11 @@ Result<PullConsumer> PullConsumer::bind(JetStream& js, std::string_view stream,
   }
   impl->subscription = std::make_shared<SubscriptionHandle>();
   impl->subscription->sub = sub;
+  impl->subscription->sink = detail::NatsAccess::sink(detail::NatsAccess::owner(js));
+  // For the async-error handler, which must not ask nats.c for the subject (event_sink.h). Read
+  // here, while this subscription is certainly alive.
+  const char* subSubject = natsSubscription_GetSubject(sub);
+  impl->subscription->sink->rememberSubject(sub, subSubject != nullptr ? subSubject : subject);
   return PullConsumer(std::move(impl));
 }
 
