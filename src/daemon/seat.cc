@@ -1334,8 +1334,10 @@ Status Seat::Impl::launch(const std::string& why) {
   spec.stdinWriteTimeout = options_.stdinWriteTimeout;
   spec.admissionWatchdog = options_.admissionWatchdog;
   spec.mcpConfigPath = mcpConfigPath_;
-  if (resumesSessions() && !savedSession_.empty() && savedFingerprint_ != sessionFingerprint()) {
+  if (resumesSessions() && !savedSession_.empty() && !savedFingerprint_.empty() &&
+      savedFingerprint_ != sessionFingerprint()) {
     // Seed 004 §1.1: a session is resumed only under the policy and instructions it ran with.
+    // (A session saved before fingerprints existed is resumed and gets one at its next save.)
     const std::string detail = fmt::format(
         "the seat's runtime command or instructions changed since session {}; starting a fresh "
         "session",
