@@ -1,8 +1,10 @@
 // `shoal daemon run|status` and `shoal seat add|list|show|rm`: the seat daemon and its registry.
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -39,6 +41,8 @@ struct SeatArgs {
   std::vector<std::string> channels;
   std::vector<std::string> env;
   int64_t revision = 0;
+  double waitSeconds = 600;
+  bool noWait = false;
   bool json = false;
 };
 
@@ -231,8 +235,82 @@ int runSeatShow(const SeatArgs& args) {
     if (!row.at("note").as_string().empty())
       line += " — " + std::string(row.at("note").as_string());
     printDetail(line);
+    if (const auto* session = row.if_contains("session"); session != nullptr) {
+      printDetail(fmt::format(
+          "session: {} ({})", std::string(session->at("id").as_string()),
+          session->at("resumeSafe").as_bool()
+              ? "safe to resume"
+              : "unsafe to resume: a turn or delivery is unresolved; a restart reconciles it"));
+    }
+    if (const auto* c = row.if_contains("compaction"); c != nullptr) {
+      std::string text = "last compaction: " + std::string(c->at("state").as_string());
+      if (const auto* d = c->as_object().if_contains("detail"); d != nullptr)
+        text += " — " + std::string(d->as_string());
+      printDetail(text);
+    }
   }
   return 0;
+}
+
+// seat compact: starts a compaction (the daemon answers at once) and follows seat.show until
+// it ended. Exit 0 compacted, 1 refused or failed, 4 still compacting after --wait.
+constexpr int kExitStillCompacting = 4;
+
+int runSeatCompact(const SeatArgs& args) {
+  const std::string what = "shoal seat compact";
+  const std::string id = seatId(args.name);
+  auto started = ask(args.target, "seat.compact", {{"id", id}}, kSeatOpTimeout);
+  if (!started.isOk()) return printFailure(what, started.status());
+  const auto compactionOf = [](const json::value& row) -> const json::object* {
+    const auto* c = row.as_object().if_contains("compaction");
+    return c != nullptr && c->is_object() ? &c->as_object() : nullptr;
+  };
+  const json::object* c = compactionOf(*started);
+  const int64_t startedAt = c != nullptr ? c->at("startedAt").to_number<int64_t>() : 0;
+  json::value last = *started;
+  if (!args.noWait) {
+    if (!args.json) printDetail("compacting " + id + " …");
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::chrono::milliseconds(static_cast<int64_t>(args.waitSeconds * 1000));
+    while (true) {
+      auto row = ask(args.target, "seat.show", {{"id", id}});
+      if (!row.isOk()) return printFailure(what, row.status());
+      last = row->at("seat");
+      c = compactionOf(last);
+      const bool sameRun = c != nullptr && c->at("startedAt").to_number<int64_t>() == startedAt;
+      if (!sameRun || c->at("state").as_string() != "compacting") break;
+      if (std::chrono::steady_clock::now() >= deadline) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    }
+  }
+  if (args.json) {
+    std::printf("%s\n", json::serialize(last).c_str());
+  }
+  c = compactionOf(last);
+  const std::string state = c != nullptr ? std::string(c->at("state").as_string()) : "unknown";
+  const std::string detail =
+      c != nullptr && c->contains("detail") ? std::string(c->at("detail").as_string()) : "";
+  if (state == "compacted") {
+    if (!args.json) {
+      printOk(fmt::format(
+          "seat {} compacted in {:.1f} s", id,
+          static_cast<double>(c->at("endedAt").to_number<int64_t>() - startedAt) / 1000.0));
+    }
+    return 0;
+  }
+  if (state == "compacting") {
+    if (!args.json) {
+      printOk("seat " + id + " is compacting");
+      if (!args.noWait) {
+        printNote(fmt::format("not ended after {} s; `shoal seat show {}` shows when it does",
+                              args.waitSeconds, id));
+      }
+    }
+    return args.noWait ? 0 : kExitStillCompacting;
+  }
+  return printFailure(
+      what, failedPrecondition("compaction-failed", "seat " + id + " did not compact: " +
+                                                        (detail.empty() ? state : detail)));
 }
 
 // seat start | sleep | stop: writes the desired state and waits for the seat to reach it.
@@ -324,6 +402,18 @@ void registerDaemonCommands(CLI::App& app, CommandResult& result) {
     std::string v = verb;
     c->callback([ss, &result, v] { result.exitCode = runSeatState(*ss, v); });
   }
+
+  auto compact = std::make_shared<SeatArgs>();
+  CLI::App* cp = seat->add_subcommand(
+      "compact", "compact a codex or opencode seat's session context (when it is idle)");
+  cp->add_option("seat", compact->name, "its id or name")->required();
+  cp->add_option("--wait", compact->waitSeconds,
+                 "wait this many seconds for it to end (exit 4 after)")
+      ->capture_default_str();
+  cp->add_flag("--no-wait", compact->noWait, "return once it started");
+  addMeshTargetOptions(cp, compact->target, "the daemon's reply");
+  cp->add_flag("--json", compact->json, "machine-readable output (the seat's row)");
+  cp->callback([compact, &result] { result.exitCode = runSeatCompact(*compact); });
 
   addSeatEventsCommand(seat, result);
 

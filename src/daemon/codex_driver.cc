@@ -10,6 +10,7 @@
 #include "base/mutex.h"
 #include "daemon/child_driver.h"
 #include "daemon/codex_rpc.h"
+#include "daemon/compaction_latch.h"
 #include "mcp/client_config.h"
 
 namespace shoal::daemon {
@@ -28,6 +29,7 @@ class CodexDriver final : public ChildDriver {
   bool needsReady() const override { return true; }
   bool steersMidTurn() const override { return true; }
   bool reconciles() const override { return true; }
+  bool compacts() const override { return true; }
   void setMcpToken(const std::string& token) {
     extraEnv_.emplace_back(std::string(kCodexMcpTokenVariable), token);
   }
@@ -40,6 +42,26 @@ class CodexDriver final : public ChildDriver {
       reads_[id] = threadId;
     }
     return write(codexThreadRead(id, threadId)).status;
+  }
+
+  // thread/compact/start: the compaction runs as a turn of its own; its completion (through
+  // the latch) is the one turn end the seat sees for it.
+  Status compact() override {
+    int64_t id = 0;
+    std::string thread;
+    {
+      MutexLock lock(mu_);
+      if (threadId_.empty()) {
+        return failedPrecondition("seat-not-running", "codex app-server has no thread yet");
+      }
+      if (!activeTurn_.empty()) {
+        return failedPrecondition("seat-busy", "codex is in turn " + activeTurn_);
+      }
+      id = compactReqId_ = nextId_++;
+      thread = threadId_;
+      latch_.request(spec_.generation);
+    }
+    return write(codexThreadCompactStart(id, thread)).status;
   }
 
   Status beginHandshake() {
@@ -148,6 +170,9 @@ class CodexDriver final : public ChildDriver {
           MutexLock lock(mu_);
           if (ended(line.turnId)) return;
           activeTurn_ = line.turnId;
+          if (latch_.started(spec_.generation, line.turnId)) {
+            log::info("codex app-server (pid {}): compaction runs as turn {}", pid(), line.turnId);
+          }
         }
         DriverEvent e;
         e.kind = DriverEvent::Kind::kTurnStarted;
@@ -157,7 +182,28 @@ class CodexDriver final : public ChildDriver {
         const bool failed = line.turnStatus != "completed";
         std::string detail = line.detail;
         if (line.turnStatus == "interrupted") detail = "the turn was interrupted";
+        CompactionLatch::Completion c = CompactionLatch::Completion::kNotOurs;
+        {
+          MutexLock lock(mu_);
+          c = latch_.complete(spec_.generation, line.turnId);
+        }
+        if (c == CompactionLatch::Completion::kDuplicate) return;
+        if (c == CompactionLatch::Completion::kEnds && failed) {
+          detail = "context_compaction_failed: " +
+                   (detail.empty() ? "the compaction turn ended " + line.turnStatus : detail);
+        }
         return turnEnded(line.turnId, failed, detail, line.condition);
+      }
+      case CodexLine::Kind::kThreadStatus: {
+        // Advisory: never a turn boundary. An idle before the compaction turn's completion is
+        // recorded by the latch (seed 004 §1.2) and ends nothing.
+        if (line.threadStatus != "idle") return;
+        MutexLock lock(mu_);
+        if (latch_.upstreamIdle(spec_.generation, activeTurn_)) {
+          log::info("codex app-server (pid {}): idle reported before compaction turn {} completed",
+                    pid(), activeTurn_);
+        }
+        return;
       }
       case CodexLine::Kind::kUserMessage: {
         std::string acked;
@@ -181,12 +227,16 @@ class CodexDriver final : public ChildDriver {
       case CodexLine::Kind::kError: {
         if (!line.willRetry) {
           std::string turn = line.turnId;
-          if (turn.empty()) {
+          std::string detail = line.detail;
+          {
             MutexLock lock(mu_);
-            turn = activeTurn_;
+            if (turn.empty()) turn = activeTurn_;
+            if (latch_.complete(spec_.generation, turn) == CompactionLatch::Completion::kEnds) {
+              detail = "context_compaction_failed: " + detail;
+            }
           }
           // Terminal: the turn is over now, whatever comes after.
-          return turnEnded(turn, true, line.detail, line.condition);
+          return turnEnded(turn, true, detail, line.condition);
         }
         DriverEvent e;
         e.kind = DriverEvent::Kind::kCondition;
@@ -255,6 +305,7 @@ class CodexDriver final : public ChildDriver {
     std::optional<DriverEvent> report;
     bool fatal = false;
     std::string failedHandoff;
+    std::string compactRefused;
     {
       MutexLock lock(mu_);
       if (line.id == threadReqId_ && !spec_.resumeSession.empty() && !fellBack_ &&
@@ -279,6 +330,9 @@ class CodexDriver final : public ChildDriver {
         e.detail = "thread/read refused: " + line.detail;
         reads_.erase(read);
         report = std::move(e);
+      } else if (line.id == compactReqId_ && latch_.requested()) {
+        latch_ = CompactionLatch();
+        compactRefused = "context_compaction_failed: thread/compact/start refused: " + line.detail;
       } else if (line.id == initId_ || line.id == threadReqId_) {
         fatal = true;
         DriverEvent e;
@@ -310,6 +364,7 @@ class CodexDriver final : public ChildDriver {
     if (!failedHandoff.empty()) {
       turnEnded("", true, "codex app-server refused turn/start: " + line.detail, std::nullopt);
     }
+    if (!compactRefused.empty()) turnEnded("", true, compactRefused, std::nullopt);
   }
 
   const std::string cwd_;
@@ -318,6 +373,8 @@ class CodexDriver final : public ChildDriver {
   mutable int64_t nextId_ SHOAL_GUARDED_BY(mu_) = 1;
   int64_t initId_ SHOAL_GUARDED_BY(mu_) = -1;
   int64_t threadReqId_ SHOAL_GUARDED_BY(mu_) = -1;
+  int64_t compactReqId_ SHOAL_GUARDED_BY(mu_) = -1;
+  CompactionLatch latch_ SHOAL_GUARDED_BY(mu_);
   bool fellBack_ SHOAL_GUARDED_BY(mu_) = false;
   std::string threadId_ SHOAL_GUARDED_BY(mu_);
   std::string activeTurn_ SHOAL_GUARDED_BY(mu_);

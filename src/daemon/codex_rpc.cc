@@ -161,6 +161,11 @@ Result<CodexLine> parseCodexLine(std::string_view text) {
     out.condition = conditionOf(err);
     return out;
   }
+  if (out.method == "thread/status/changed") {
+    out.kind = CodexLine::Kind::kThreadStatus;
+    if (const json::object* status = obj(p, "status")) out.threadStatus = str(*status, "type");
+    return out;
+  }
   if (out.method.rfind("item/", 0) == 0) out.kind = CodexLine::Kind::kWork;
   return out;
 }
@@ -202,6 +207,12 @@ std::string codexThreadRead(int64_t id, std::string_view threadId) {
       json::object{{"id", id},
                    {"method", "thread/read"},
                    {"params", json::object{{"threadId", threadId}, {"includeTurns", true}}}});
+}
+
+std::string codexThreadCompactStart(int64_t id, std::string_view threadId) {
+  return line(json::object{{"id", id},
+                           {"method", "thread/compact/start"},
+                           {"params", json::object{{"threadId", threadId}}}});
 }
 
 std::string codexTurnStart(int64_t id, std::string_view threadId, std::string_view clientId,

@@ -38,6 +38,7 @@ struct CodexLine {
     kTurnCompleted,  // `turnStatus`, `detail` when failed
     kUserMessage,    // a userMessage item; `clientId` when echoed
     kError,          // the `error` notification (`willRetry`, `detail`)
+    kThreadStatus,   // `thread/status/changed` (`threadStatus`: idle, active, …)
     kWork,           // agent output, tool items, deltas: activity evidence
     kOther,
   };
@@ -57,7 +58,8 @@ struct CodexLine {
   std::string detail;                                // error texts
   std::optional<wire::PresenceCondition> condition;  // kError, failed kTurnCompleted
   // kResponse to thread/read {includeTurns}: the thread's status type (`idle`, `active`, …),
-  // whether turns were returned, and every userMessage clientId in them.
+  // whether turns were returned, and every userMessage clientId in them. kThreadStatus: the
+  // new status type.
   std::string threadStatus;
   bool hasTurns = false;
   std::vector<std::string> clientIds;
@@ -72,6 +74,9 @@ std::string codexInitialized();
 std::string codexThreadStart(int64_t id, std::string_view cwd);
 std::string codexThreadResume(int64_t id, std::string_view threadId, std::string_view cwd);
 std::string codexThreadRead(int64_t id, std::string_view threadId);
+// `thread/compact/start {threadId}`: answers `{}` at once; the compaction runs as a turn of its
+// own (turn/started … turn/completed) that cannot be steered.
+std::string codexThreadCompactStart(int64_t id, std::string_view threadId);
 std::string codexTurnStart(int64_t id, std::string_view threadId, std::string_view clientId,
                            std::string_view text);
 std::string codexTurnSteer(int64_t id, std::string_view threadId, std::string_view turnId,

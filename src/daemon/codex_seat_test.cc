@@ -31,7 +31,26 @@ class CodexSeatTest : public FakeRuntimeSeatTest {
     return p;
   }
 
-  void tune(SeatOptions& o) override { o.reconcilePendingCeiling = pendingCeiling_; }
+  void tune(SeatOptions& o) override {
+    o.reconcilePendingCeiling = pendingCeiling_;
+    o.compactionTimeout = compactionTimeout_;
+  }
+
+  size_t compactTurns() {
+    size_t n = 0;
+    for (const auto& t : logged("turn")) {
+      const auto* kind = t.if_contains("kind");
+      n += kind != nullptr && kind->is_string() && kind->as_string() == "compact";
+    }
+    return n;
+  }
+
+  // One ordinary turn first: the thread exists and is idle.
+  void firstTurn(Seat& seat) {
+    send("hello FIRST_MARK");
+    ASSERT_TRUE(eventually([&] { return seat.snapshot().counters.surfaced == 1; }));
+    ASSERT_TRUE(eventually([&] { return seat.snapshot().state == "running"; }));
+  }
 
   std::string state() { return dir_->join("fake-codex-state.json"); }
 
@@ -44,6 +63,7 @@ class CodexSeatTest : public FakeRuntimeSeatTest {
 
   std::vector<std::string> extraArgs_;
   milliseconds pendingCeiling_{std::chrono::minutes(15)};
+  milliseconds compactionTimeout_{std::chrono::minutes(10)};
 };
 
 // A DM goes out as turn/start with clientUserMessageId = the handoff id and is surfaced exactly
@@ -214,6 +234,33 @@ TEST_F(CodexSeatTest, AnActiveThreadIsPendingUntilTheCeilingThenFailsWithoutRepl
   EXPECT_EQ(inputsWith("PENDING_MARK"), 1u);
 }
 
+// Seed 004 §3.3: reconciliation is a background lane. While an older owner waits on a thread
+// that stays `pending`, a newly routed DM is admitted and handed off at once — it surfaces long
+// before the old owner reaches its ceiling.
+TEST_F(CodexSeatTest, ANewDmIsHandedOffWhileAnOlderOwnerIsStillBeingReconciled) {
+  extraArgs_ = {"--read-active"};
+  pendingCeiling_ = milliseconds(6000);
+  auto seat = open();
+  ASSERT_NE(seat, nullptr);
+  send("warm up WARM_MARK");
+  ASSERT_TRUE(eventually([&] { return logged("turn").size() == 1; }));
+  const std::string old = send("slow start FAKE_DELAY_STARTED_5000 OLD_MARK");
+  ASSERT_TRUE(eventually([&] { return inputsWith("OLD_MARK") == 1; }));
+  const int pid = seat->snapshot().pid;
+  ASSERT_GT(pid, 0);
+  ASSERT_EQ(::kill(pid, SIGKILL), 0);  // written, never acknowledged
+  ASSERT_TRUE(eventually([&] { return reads() >= 1; }, milliseconds(10000)));
+  const std::string fresh = send("a new request FRESH_MARK");
+  ASSERT_TRUE(eventually([&] { return tombstone(fresh).has_value(); }, milliseconds(10000)));
+  EXPECT_EQ(tombstone(fresh)->state, journal::OwnerState::kSurfaced) << tombstone(fresh)->reason;
+  EXPECT_FALSE(tombstone(old).has_value()) << "the old owner ended before the new DM surfaced";
+  ASSERT_TRUE(eventually([&] { return tombstone(old).has_value(); }, milliseconds(15000)));
+  EXPECT_EQ(tombstone(old)->reason.rfind("reconcile-pending-ceiling", 0), 0u)
+      << tombstone(old)->reason;
+  EXPECT_EQ(inputsWith("OLD_MARK"), 1u);
+  EXPECT_EQ(inputsWith("FRESH_MARK"), 1u);
+}
+
 // Seed 004 §1.2: Codex may report the thread idle before the turn's turn/completed (the
 // compaction race). That early idle ends nothing: a DM arriving in the gap is steered into the
 // still-running turn, and the one turn/completed is the one turn end.
@@ -253,6 +300,116 @@ TEST_F(CodexSeatTest, ADeliveryTheRuntimeKeepsDyingOnIsPoisonAfterThreeHandoffs)
   send("after AFTER_MARK");
   ASSERT_TRUE(eventually([&] { return logged("turn").size() == 2; }, milliseconds(10000)));
   EXPECT_NE(seat->snapshot().state, "parked");
+}
+
+// `shoal seat compact` on a Codex seat: thread/compact/start at an idle boundary; a DM arriving
+// meanwhile waits in the journal (a compact turn cannot be steered) and goes out as a turn/start
+// after it; the early thread/status/changed idle ends nothing, the compaction's turn/completed
+// ends it once; the session is unsafe while it runs and safe after.
+TEST_F(CodexSeatTest, CompactionHoldsDeliveriesAndEndsOnceAfterTheEarlyIdle) {
+  extraArgs_ = {"--compact-ms", "600"};
+  auto seat = open();
+  ASSERT_NE(seat, nullptr);
+  firstTurn(*seat);
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().resumeSafe; }));
+  ASSERT_TRUE(seat->compact().isOk());
+  EXPECT_EQ(seat->snapshot().compaction.state, "compacting");
+  EXPECT_FALSE(seat->snapshot().resumeSafe) << "starting compaction marks the session unsafe";
+  const std::string during = send("while compacting DURING_MARK");
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().queued == 1; }));
+  Status again = seat->compact();
+  EXPECT_EQ(again.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(again.toString().find("already-compacting"), std::string::npos) << again.toString();
+  EXPECT_EQ(inputsWith("DURING_MARK"), 0u) << "nothing is handed to a compacting runtime";
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().compaction.state == "compacted"; }));
+  ASSERT_TRUE(eventually([&] { return inputsWith("DURING_MARK") == 1; }));
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.surfaced == 2; }));
+  EXPECT_EQ(tombstone(during)->state, journal::OwnerState::kSurfaced);
+  for (const auto& input : logged("input")) {
+    EXPECT_EQ(input.at("via").as_string(), "turn/start") << "never steered into the compaction";
+  }
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.turns == 2; }));
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().resumeSafe; }));
+  EXPECT_EQ(compactTurns(), 1u);
+  EXPECT_EQ(wakesOf("compacted"), 1u);
+  EXPECT_EQ(wakesOf("compaction-failed"), 0u);
+  EXPECT_EQ(wakesOf("runtime-error"), 0u);
+  EXPECT_EQ(wakesOf("turn-completed"), 2u);  // the two DM turns; the compaction is not one
+}
+
+// Compaction is refused while a turn runs (and for a seat that is not running).
+TEST_F(CodexSeatTest, CompactionIsRefusedMidTurn) {
+  auto seat = open();
+  ASSERT_NE(seat, nullptr);
+  firstTurn(*seat);
+  send("a long one FAKE_SLOW_1500 SLOW_MARK");
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().state == "busy"; }));
+  Status busy = seat->compact();
+  EXPECT_EQ(busy.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(busy.toString().find("seat-busy"), std::string::npos) << busy.toString();
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.turns == 2; }));
+  EXPECT_EQ(compactTurns(), 0u);
+  ASSERT_TRUE(seat->sleep().isOk());
+  Status asleep = seat->compact();
+  EXPECT_NE(asleep.toString().find("seat-not-running"), std::string::npos) << asleep.toString();
+}
+
+// A compaction the model fails (systemError, a terminal error, turn/completed failed) ends once
+// as `context_compaction_failed`; the seat keeps working on the uncompacted thread.
+TEST_F(CodexSeatTest, AFailedCompactionEndsOnceAndTheSeatKeepsWorking) {
+  extraArgs_ = {"--compact-fail"};
+  auto seat = open();
+  ASSERT_NE(seat, nullptr);
+  firstTurn(*seat);
+  ASSERT_TRUE(seat->compact().isOk());
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().compaction.state == "failed"; }));
+  EXPECT_EQ(seat->snapshot().compaction.detail.rfind("context_compaction_failed: ", 0), 0u)
+      << seat->snapshot().compaction.detail;
+  send("after the failure AFTER_MARK");
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.surfaced == 2; }));
+  ASSERT_TRUE(eventually([&] { return wakesOf("turn-completed") == 2; }));
+  EXPECT_EQ(wakesOf("compaction-failed"), 1u);
+  EXPECT_EQ(wakesOf("compacted"), 0u);
+  EXPECT_EQ(seat->snapshot().counters.launches, 1u);
+}
+
+// A duplicate turn/completed of the compaction turn is dropped: it cannot end the turn of the
+// DM handed out right after the compaction.
+TEST_F(CodexSeatTest, ADuplicateCompactionCompletionEndsNothingElse) {
+  extraArgs_ = {"--compact-duplicate", "--compact-ms", "300"};
+  auto seat = open();
+  ASSERT_NE(seat, nullptr);
+  firstTurn(*seat);
+  ASSERT_TRUE(seat->compact().isOk());
+  send("right after FAKE_SLOW_800 NEXT_MARK");
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().compaction.state == "compacted"; }));
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.surfaced == 2; }));
+  ASSERT_TRUE(eventually([&] { return wakesOf("turn-completed") == 2; }));
+  EXPECT_EQ(seat->snapshot().counters.turns, 2u);
+  EXPECT_EQ(seat->snapshot().counters.failed, 0u);
+  EXPECT_EQ(wakesOf("compacted"), 1u);
+  EXPECT_EQ(wakesOf("wake-failed"), 0u);
+}
+
+// A compaction that never ends retires the generation after the timeout; the next generation
+// resumes the thread and takes the DM that waited.
+TEST_F(CodexSeatTest, ACompactionThatNeverEndsRetiresTheGeneration) {
+  extraArgs_ = {"--compact-hang"};
+  compactionTimeout_ = milliseconds(1000);
+  auto seat = open();
+  ASSERT_NE(seat, nullptr);
+  firstTurn(*seat);
+  const std::string thread = std::string(logged("turn").back().at("threadId").as_string());
+  ASSERT_TRUE(seat->compact().isOk());
+  send("waiting behind it WAIT_MARK");
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().compaction.state == "failed"; }));
+  EXPECT_NE(seat->snapshot().compaction.detail.find("did not end within 1 s"), std::string::npos)
+      << seat->snapshot().compaction.detail;
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.surfaced == 2; }));
+  EXPECT_EQ(seat->snapshot().counters.launches, 2u);
+  ASSERT_TRUE(eventually([&] { return logged("turn").size() >= 2; }));
+  EXPECT_EQ(logged("turn").back().at("threadId").as_string(), thread);  // resumed
+  EXPECT_EQ(inputsWith("WAIT_MARK"), 1u);
 }
 
 }  // namespace

@@ -207,6 +207,15 @@ std::string DaemonService::seatJson(const SeatProfile& profile) {
   for (const auto& [channel, mode] : snap.channelModes)
     modes[channel] = mode;
   o["channelModes"] = std::move(modes);
+  if (!snap.session.empty()) {
+    o["session"] = json::object{{"id", snap.session}, {"resumeSafe", snap.resumeSafe}};
+  }
+  if (!snap.compaction.state.empty()) {
+    json::object row{{"state", snap.compaction.state}, {"startedAt", snap.compaction.startedAtMs}};
+    if (snap.compaction.endedAtMs != 0) row["endedAt"] = snap.compaction.endedAtMs;
+    if (!snap.compaction.detail.empty()) row["detail"] = snap.compaction.detail;
+    o["compaction"] = std::move(row);
+  }
   return json::serialize(o);
 }
 
@@ -297,6 +306,21 @@ Result<std::string> DaemonService::handle(const ControlRequest& request) {
                                                       : DesiredState::kStopped;
     return setState(id, state);
   }
+  if (request.op == "seat.compact") {
+    // Starts a compaction and answers at once (the control socket serves one request at a
+    // time; a compaction can take minutes). Its end shows in seat.show's `compaction`.
+    SHOAL_RETURN_IF_ERROR(onlyKeys(args, {"id"}, request.op));
+    SHOAL_ASSIGN_OR_RETURN(wire::Principal id, idArg(args));
+    SHOAL_ASSIGN_OR_RETURN(ProfileSnapshot s, store_->get(id));
+    auto it = seats_.find(id.dotForm());
+    if (it == seats_.end()) {
+      return failedPrecondition("seat-not-running", "seat " + id.dotForm() +
+                                                        " is not running (`shoal seat start " +
+                                                        id.dotForm() + "` runs it)");
+    }
+    SHOAL_RETURN_IF_ERROR(it->second->compact());
+    return seatJson(s.profile);
+  }
   if (request.op == "seat.mcp") {
     // Where an open seat's MCP client config is (`shoal mcp --seat`). The seat writes it to
     // <cwd>/.shoal/mcp.json when it opens and serves that endpoint until it stops, asleep or
@@ -321,7 +345,7 @@ Result<std::string> DaemonService::handle(const ControlRequest& request) {
   return invalidArgument("unknown-op",
                          "the daemon has no op `" + request.op +
                              "` (status, seat.add, seat.list, seat.show, seat.start, seat.sleep, "
-                             "seat.stop, seat.rm, seat.mcp)");
+                             "seat.stop, seat.rm, seat.compact, seat.mcp)");
 }
 
 }  // namespace shoal::daemon

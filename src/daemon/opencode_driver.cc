@@ -42,6 +42,8 @@ constexpr milliseconds kSetupBudget{20000};
 constexpr milliseconds kSilence{35000};
 // Model retries (OpenCode retries a 5xx without end) bounded by the daemon.
 constexpr int kMaxRetries = 6;
+// The summarize call answers only once the compaction is over (the seat bounds it anyway).
+constexpr milliseconds kSummarizeTimeout{std::chrono::minutes(15)};
 constexpr milliseconds kMaxRetrying{120000};
 
 // A free loopback port (bound, read, released: the server binds it right after).
@@ -87,6 +89,24 @@ struct Runner {
   Clock::time_point firstRetry;
 };
 
+// A summarize the driver asked for (`shoal seat compact`; seed 004 §3, "OpenCode native
+// summarize"): complete only when the HTTP call answered `true` AND the stream showed the
+// `auto:false` compaction part, its bound summary assistant completed, `session.compacted`,
+// and the idle after it. Prompt delivery stays closed until then.
+struct Summarize {
+  uint64_t seq = 0;
+  std::string userId;       // the compaction user message (its compaction part, auto:false)
+  std::string assistantId;  // the summary assistant bound to it
+  bool started = false;     // kTurnStarted reported
+  bool summaryDone = false;
+  bool compacted = false;
+  bool idleAfterCompacted = false;
+  std::optional<bool> http;  // the summarize call answered 200 `true`
+  std::string httpDetail;
+  int retries = 0;
+  Clock::time_point firstRetry;
+};
+
 class OpenCodeDriver final : public ChildDriver {
  public:
   OpenCodeDriver(LaunchSpec spec, std::string title, std::string authorization)
@@ -101,12 +121,73 @@ class OpenCodeDriver final : public ChildDriver {
       events = std::move(events_);
     }
     if (events.joinable()) events.join();
+    if (summarizeThread_.joinable()) summarizeThread_.join();  // its request was cancelled
   }
   using ChildDriver::extraEnv_;
   using ChildDriver::spawn;
 
   bool surfacedOnWrite() const override { return false; }
   bool needsReady() const override { return true; }
+  bool compacts() const override { return true; }
+
+  // `POST /session/:id/summarize {providerID, modelID, auto:false}` on a thread of its own (the
+  // call answers only when the compaction is over); the fence (Summarize) decides its end.
+  Status compact() override {
+    std::string session, provider, model;
+    uint64_t seq = 0;
+    std::thread previous;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!ready_ || retired_) {
+        return failedPrecondition("seat-not-running", "the OpenCode server is not ready");
+      }
+      if (runner_) {
+        return failedPrecondition("seat-busy", "prompt " + runner_->messageId +
+                                                   " has not been answered; compact after it");
+      }
+      if (summarize_) return failedPrecondition("already-compacting", "a summarize runs");
+      if (modelId_.empty() || providerId_.empty()) {
+        return failedPrecondition("nothing-to-compact",
+                                  "the OpenCode session has not answered a prompt yet, so there "
+                                  "is nothing to compact (and no model to summarize with)");
+      }
+      Summarize f;
+      f.seq = seq = ++summarizeSeq_;
+      summarize_ = std::move(f);
+      session = session_;
+      provider = providerId_;
+      model = modelId_;
+      previous = std::move(summarizeThread_);
+    }
+    if (previous.joinable()) previous.join();  // its call has answered: the fence saw that
+    appendToLog(fmt::format("[shoal] summarize session {} with {}/{}\n", session, provider, model));
+    summarizeThread_ = std::thread([this, session, provider, model, seq] {
+      auto reply = request("POST", "/session/" + session + "/summarize",
+                           openCodeSummarizeBody(provider, model), kSummarizeTimeout);
+      std::vector<DriverEvent> out;
+      std::string retireWhy;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        // Settled already, or the server is going: nothing may follow its exit.
+        if (!summarize_ || summarize_->seq != seq || stopping_) return;
+        std::string body = reply.isOk() ? reply->body : "";
+        while (!body.empty() && std::isspace(static_cast<unsigned char>(body.back())))
+          body.pop_back();
+        summarize_->http = reply.isOk() && reply->status == 200 && body == "true";
+        if (!*summarize_->http) {
+          summarize_->httpDetail = reply.isOk()
+                                       ? fmt::format("summarize answered HTTP {}: {}",
+                                                     reply->status, reply->body.substr(0, 300))
+                                       : "summarize failed: " + reply.status().toString();
+        }
+        retireWhy = settleSummarize(out);
+      }
+      for (auto& d : out)
+        emit(std::move(d));
+      if (!retireWhy.empty()) retire(retireWhy);
+    });
+    return Status::ok();
+  }
 
   std::string sessionId() const override {
     std::lock_guard<std::mutex> lock(mu_);
@@ -130,6 +211,10 @@ class OpenCodeDriver final : public ChildDriver {
       std::lock_guard<std::mutex> lock(mu_);
       if (!ready_ || retired_) {
         return {0, failedPrecondition("runtime-not-ready", "the OpenCode server is not ready")};
+      }
+      if (summarize_) {
+        return {0, failedPrecondition("runtime-compacting",
+                                      "the OpenCode session is being summarized; no prompt")};
       }
       if (runner_) {
         return {0, failedPrecondition("runner-unresolved",
@@ -200,7 +285,7 @@ class OpenCodeDriver final : public ChildDriver {
   }
 
   Result<mcp::HttpReply> request(const std::string& method, const std::string& path,
-                                 std::string body = "") {
+                                 std::string body = "", milliseconds timeout = kRequestTimeout) {
     std::string base;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -208,7 +293,7 @@ class OpenCodeDriver final : public ChildDriver {
     }
     mcp::HttpClientOptions o;
     o.connectTimeout = kConnectTimeout;
-    o.responseTimeout = kRequestTimeout;
+    o.responseTimeout = timeout;
     o.cancelled = [this] {
       std::lock_guard<std::mutex> lock(mu_);
       return stopping_;
@@ -352,6 +437,7 @@ class OpenCodeDriver final : public ChildDriver {
         appendToLog("[shoal] session " + spec_.resumeSession + " resumed\n");
         std::lock_guard<std::mutex> lock(mu_);
         session_ = spec_.resumeSession;
+        rememberSessionModel(got->body);
         return true;
       }
       if (!got.isOk() || (got->status != 404 && got->status != 410)) {
@@ -396,6 +482,20 @@ class OpenCodeDriver final : public ChildDriver {
     return true;
   }
 
+  // `model:{id, providerID}` of a GET /session/:id answer (set once a prompt ran).
+  void rememberSessionModel(const std::string& body) {
+    boost::system::error_code ec;
+    json::value v = json::parse(body, ec);
+    if (ec || !v.is_object()) return;
+    const auto* model = v.as_object().if_contains("model");
+    if (model == nullptr || !model->is_object()) return;
+    const auto* id = model->as_object().if_contains("id");
+    const auto* provider = model->as_object().if_contains("providerID");
+    if (id == nullptr || !id->is_string() || provider == nullptr || !provider->is_string()) return;
+    modelId_ = std::string(id->as_string());
+    providerId_ = std::string(provider->as_string());
+  }
+
   void watchdog() {
     std::string why;
     {
@@ -415,53 +515,169 @@ class OpenCodeDriver final : public ChildDriver {
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (!e.sessionId.empty() && e.sessionId != session_) return;  // another (child) session
-      switch (e.kind) {
-        case K::kStatus:
-          if (e.status == "idle") {
-            retireWhy = idle(out);
-          } else {
-            retireWhy = active(e, out);
-          }
-          break;
-        case K::kIdle:
-          retireWhy = idle(out);
-          break;
-        case K::kMessage:
-          message(e, out);
-          break;
-        case K::kPart:
-          part(e, out);
-          break;
-        case K::kError: {
-          const std::string text =
-              e.errorName + (e.errorMessage.empty() ? "" : ": " + e.errorMessage);
-          if (!runner_) {
-            retireWhy = "it reported an error after the turn was over (" + text + ")";
-            break;
-          }
-          runner_->errorCandidate = text;
-          DriverEvent c;
-          c.kind = DriverEvent::Kind::kCondition;
-          c.detail = "opencode reported " + text + " (final only if it survives to idle)";
-          c.condition = condition(wire::ConditionCode::kRetrying, "session.error", c.detail);
-          out.push_back(std::move(c));
-          break;
-        }
-        case K::kCompacted:
-          if (runner_ && runner_->admitted) out.push_back(work());
-          break;
-        case K::kDisposed:
-          retireWhy = "it disposed its instance";
-          break;
-        case K::kConnected:
-        case K::kHeartbeat:
-        case K::kOther:
-          break;
+      if (e.kind == K::kMessage && !e.providerId.empty() && !e.modelId.empty()) {
+        providerId_ = e.providerId;  // the model the session runs (summarize needs it)
+        modelId_ = e.modelId;
+      }
+      if (summarize_) {
+        retireWhy = onSummarize(e, out);
+      } else {
+        retireWhy = onRunner(e, out);
       }
     }
     for (auto& d : out)
       emit(std::move(d));
     if (!retireWhy.empty()) retire(retireWhy);
+  }
+
+  std::string onRunner(const OpenCodeEvent& e, std::vector<DriverEvent>& out) {
+    using K = OpenCodeEvent::Kind;
+    std::string retireWhy;
+    switch (e.kind) {
+      case K::kStatus:
+        if (e.status == "idle") {
+          retireWhy = idle(out);
+        } else {
+          retireWhy = active(e, out);
+        }
+        break;
+      case K::kIdle:
+        retireWhy = idle(out);
+        break;
+      case K::kMessage:
+        message(e, out);
+        break;
+      case K::kPart:
+        part(e, out);
+        break;
+      case K::kError: {
+        const std::string text =
+            e.errorName + (e.errorMessage.empty() ? "" : ": " + e.errorMessage);
+        if (!runner_) {
+          retireWhy = "it reported an error after the turn was over (" + text + ")";
+          break;
+        }
+        runner_->errorCandidate = text;
+        DriverEvent c;
+        c.kind = DriverEvent::Kind::kCondition;
+        c.detail = "opencode reported " + text + " (final only if it survives to idle)";
+        c.condition = condition(wire::ConditionCode::kRetrying, "session.error", c.detail);
+        out.push_back(std::move(c));
+        break;
+      }
+      case K::kCompacted:
+        if (runner_ && runner_->admitted) out.push_back(work());
+        break;
+      case K::kDisposed:
+        retireWhy = "it disposed its instance";
+        break;
+      case K::kConnected:
+      case K::kHeartbeat:
+      case K::kOther:
+        break;
+    }
+    return retireWhy;
+  }
+
+  // An event while a summarize runs: only its own frames count (the compaction user, the
+  // summary assistant bound to it, the session's status); any error, an idle before
+  // `session.compacted`, or endless model retries fail it and retire the generation.
+  std::string onSummarize(const OpenCodeEvent& e, std::vector<DriverEvent>& out) {
+    using K = OpenCodeEvent::Kind;
+    Summarize& f = *summarize_;
+    auto begin = [&] {
+      if (f.started) return;
+      f.started = true;
+      DriverEvent s;
+      s.kind = DriverEvent::Kind::kTurnStarted;
+      out.push_back(std::move(s));
+    };
+    switch (e.kind) {
+      case K::kStatus:
+      case K::kIdle:
+        if (e.kind == K::kIdle || e.status == "idle") {
+          if (f.compacted) {
+            f.idleAfterCompacted = true;
+          } else if (f.started) {
+            return failSummarize("it went idle without session.compacted", out);
+          }
+          break;
+        }
+        begin();
+        if (e.status == "retry") {
+          if (f.retries++ == 0) f.firstRetry = Clock::now();
+          if (f.retries >= kMaxRetries || Clock::now() - f.firstRetry >= kMaxRetrying) {
+            return failSummarize(
+                fmt::format("runtime-retry-bounded: opencode retried the summary {} times (last: "
+                            "{})",
+                            f.retries, e.errorMessage),
+                out);
+          }
+        }
+        break;
+      case K::kMessage:
+        if (e.role != "assistant" || !e.summary || f.userId.empty() || e.parentId != f.userId) {
+          break;  // the compaction user's own echo, or not this summarize's
+        }
+        f.assistantId = e.messageId;
+        begin();
+        if (!e.errorName.empty()) {
+          return failSummarize("its summary failed: " + e.errorName +
+                                   (e.errorMessage.empty() ? "" : ": " + e.errorMessage),
+                               out);
+        }
+        if (e.completed) f.summaryDone = true;
+        out.push_back(work());
+        break;
+      case K::kPart:
+        if (e.partType == "compaction" && !e.compactionAuto && f.userId.empty()) {
+          f.userId = e.messageId;
+        } else if (!f.assistantId.empty() && e.messageId == f.assistantId) {
+          out.push_back(work());  // summary text stays internal: activity only
+        }
+        break;
+      case K::kError:
+        return failSummarize(
+            "it reported " + e.errorName + (e.errorMessage.empty() ? "" : ": " + e.errorMessage),
+            out);
+      case K::kCompacted:
+        f.compacted = true;
+        break;
+      case K::kDisposed:
+        return failSummarize("it disposed its instance", out);
+      case K::kConnected:
+      case K::kHeartbeat:
+      case K::kOther:
+        break;
+    }
+    return settleSummarize(out);
+  }
+
+  // The fence's end: complete (one turn end) or failed (the generation retires). "" while open.
+  std::string settleSummarize(std::vector<DriverEvent>& out) {
+    if (!summarize_) return "";
+    const Summarize& f = *summarize_;
+    if (f.http && !*f.http) return failSummarize(f.httpDetail, out);
+    if (!f.http || !f.summaryDone || !f.compacted || !f.idleAfterCompacted) return "";
+    DriverEvent end;
+    end.kind = DriverEvent::Kind::kTurnEnded;
+    out.push_back(std::move(end));
+    summarize_.reset();
+    return "";
+  }
+
+  std::string failSummarize(const std::string& why, std::vector<DriverEvent>& out) {
+    DriverEvent end;
+    end.kind = DriverEvent::Kind::kTurnEnded;
+    end.isError = true;
+    end.detail = "context_compaction_failed: " + why;
+    end.condition =
+        condition(wire::ConditionCode::kFailed, "context_compaction_failed", end.detail);
+    out.push_back(std::move(end));
+    summarize_.reset();
+    // A failed or aborted summarize can leave OpenCode compacting instead of answering the
+    // next prompt (observed on 1.18.33): a fresh server takes the session on.
+    return "its summarize did not complete (" + why + ")";
   }
 
   static DriverEvent work() {
@@ -587,6 +803,11 @@ class OpenCodeDriver final : public ChildDriver {
   std::string session_;
   mcp::EventStream* stream_ = nullptr;  // while run() holds it
   std::optional<Runner> runner_;
+  std::optional<Summarize> summarize_;
+  uint64_t summarizeSeq_ = 0;
+  std::thread summarizeThread_;  // the summarize call (gate thread starts it, destructor joins)
+  std::string providerId_;       // the session's model, for summarize
+  std::string modelId_;
 };
 
 // The OPENCODE_CONFIG_CONTENT the server gets: the user's (when the profile passes that

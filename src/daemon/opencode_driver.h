@@ -39,8 +39,16 @@
 // That variable outranks OPENCODE_CONFIG and the project's opencode.json, and `mcp` is merged
 // key by key across them (real-runtimes.md §4, checked on 1.18.33).
 //
-// Not built (issue 8): the summarize fence (Shoal never asks OpenCode to summarize), the
-// two-idle context-overflow machine of `compaction.auto=false`, native interrupt.
+// Compaction (compact(), `shoal seat compact`, decision 011): `POST /session/:id/summarize
+// {providerID, modelID, auto:false}` with the session's model, on a thread of its own (the call
+// answers only when the work is over). The summarize fence completes — one kTurnEnded — only
+// when the call answered `true` and the stream showed the auto:false compaction part, the
+// summary assistant bound to it completed, `session.compacted` and the idle after it; any error,
+// an idle before `session.compacted`, endless retries or a non-`true` answer end it
+// `context_compaction_failed` and retire the generation. No prompt goes out while it runs.
+//
+// Not built (issue 8): the two-idle context-overflow machine of `compaction.auto=false`, native
+// interrupt.
 #pragma once
 
 #include <memory>

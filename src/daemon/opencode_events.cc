@@ -77,6 +77,13 @@ Result<OpenCodeEvent> parseOpenCodeEvent(std::string_view data) {
     if (const json::object* error = objectAt(*info, "error")) readError(*error, e);
     const json::value* summary = info->if_contains("summary");
     e.summary = summary != nullptr && summary->is_bool() && summary->as_bool();
+    // The model: an assistant's providerID/modelID, a user message's model{providerID,modelID}.
+    e.providerId = stringAt(*info, "providerID");
+    e.modelId = stringAt(*info, "modelID");
+    if (const json::object* model = objectAt(*info, "model"); model != nullptr) {
+      if (e.providerId.empty()) e.providerId = stringAt(*model, "providerID");
+      if (e.modelId.empty()) e.modelId = stringAt(*model, "modelID");
+    }
   } else if (t == "message.part.updated") {
     e.kind = K::kPart;
     const json::object* part = objectAt(*props, "part");
@@ -156,6 +163,11 @@ std::string openCodePromptBody(std::string_view messageId, std::string_view text
   json::object part{{"type", "text"}, {"text", text}};
   json::object body{{"messageID", messageId}, {"parts", json::array{part}}};
   return json::serialize(body);
+}
+
+std::string openCodeSummarizeBody(std::string_view providerId, std::string_view modelId) {
+  return json::serialize(
+      json::object{{"providerID", providerId}, {"modelID", modelId}, {"auto", false}});
 }
 
 }  // namespace shoal::daemon

@@ -42,7 +42,9 @@ struct OpenCodeEvent {
   bool completed = false;  // kMessage: time.completed is set
   std::string finish;      // kMessage: e.g. stop, tool-calls (empty while running)
   bool summary = false;    // kMessage: a compaction summary assistant
-  std::string partType;    // kPart: text, tool, step-start, compaction, … ("delta" for deltas)
+  std::string providerId;  // kMessage: the model that answered (or that a user message asked)
+  std::string modelId;
+  std::string partType;  // kPart: text, tool, step-start, compaction, … ("delta" for deltas)
   bool compactionAuto = false;  // kPart of type compaction: auto:true
   bool pruned = false;          // kPart: a tool part with state.time.compacted (background prune)
   // kStatus
@@ -65,5 +67,8 @@ Result<std::string> mintOpenCodeMessageId();  // kUnavailable when the OS has no
 
 // The `prompt_async` body: {"messageID":id,"parts":[{"type":"text","text":text}]}.
 std::string openCodePromptBody(std::string_view messageId, std::string_view text);
+
+// The `summarize` body: {"providerID":p,"modelID":m,"auto":false}.
+std::string openCodeSummarizeBody(std::string_view providerId, std::string_view modelId);
 
 }  // namespace shoal::daemon

@@ -32,6 +32,23 @@ class OpenCodeSeatTest : public FakeRuntimeSeatTest {
   }
   void tune(SeatOptions& o) override { o.admissionWatchdog = watchdog_; }
 
+  // One ordinary prompt first: the session has a model to summarize with.
+  void firstTurn(Seat& seat) {
+    send("hello FIRST_MARK");
+    ASSERT_TRUE(eventually([&] { return wakesOf("turn-completed") == 1; })) << runtimeLog();
+    ASSERT_TRUE(eventually([&] { return seat.snapshot().state == "running"; }));
+  }
+
+  // Starts a compaction and waits for its end; the state it ended in.
+  std::string compactAndWait(Seat& seat) {
+    Status started = seat.compact();
+    EXPECT_TRUE(started.isOk()) << started.toString();
+    if (!started.isOk()) return "refused";
+    EXPECT_TRUE(eventually([&] { return seat.snapshot().compaction.state != "compacting"; }))
+        << runtimeLog();
+    return seat.snapshot().compaction.state;
+  }
+
   std::string state() { return dir_->join("fake-opencode-state.json"); }
 
   // The fake's `turn` lines (an answer ended).
@@ -303,6 +320,67 @@ TEST_F(OpenCodeSeatTest, LaunchEpochsResumeSafetyAndTheSessionFingerprint) {
   for (const auto& w : wakes())
     told |= json::serialize(w).find("command or instructions changed") != std::string::npos;
   EXPECT_TRUE(told);
+}
+
+// `shoal seat compact` on an OpenCode seat: summarize with the session's model; a DM arriving
+// meanwhile stays in the journal (no prompt_async while the fence is open) and goes out after it;
+// the fence ends the compaction once, on the same server.
+TEST_F(OpenCodeSeatTest, SummarizeHoldsPromptsUntilItsFenceCompletes) {
+  extraArgs_ = {"--summarize-ms", "500"};
+  auto seat = open();
+  ASSERT_NE(seat, nullptr);
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().state == "running"; }));
+  Status early = seat->compact();
+  EXPECT_NE(early.toString().find("nothing-to-compact"), std::string::npos) << early.toString();
+  firstTurn(*seat);
+  Status started = seat->compact();
+  ASSERT_TRUE(started.isOk()) << started.toString();
+  const std::string during = send("while summarizing DURING_MARK");
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().queued == 1; }));
+  EXPECT_EQ(inputsWith("DURING_MARK"), 0u) << "a prompt went out while the fence was open";
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().compaction.state == "compacted"; }))
+      << runtimeLog();
+  auto summarized = logged("summarize");
+  ASSERT_EQ(summarized.size(), 1u);
+  EXPECT_EQ(summarized[0].at("providerID").as_string(), "fake");
+  EXPECT_EQ(summarized[0].at("modelID").as_string(), "fake-model");
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.surfaced == 2; })) << runtimeLog();
+  EXPECT_EQ(tombstone(during)->state, journal::OwnerState::kSurfaced);
+  ASSERT_TRUE(eventually([&] { return wakesOf("turn-completed") == 2; }));
+  EXPECT_EQ(wakesOf("compacted"), 1u);
+  EXPECT_EQ(seat->snapshot().counters.launches, 1u);
+  EXPECT_EQ(runtimeLog().find("[shoal] retiring"), std::string::npos) << runtimeLog();
+  ASSERT_TRUE(eventually([&] { return resumeSafety().safe; }));
+}
+
+// Every unprovable summarize retires the server with `context_compaction_failed` (a failed
+// compaction can leave OpenCode compacting instead of answering the next prompt): a summary
+// error, no session.compacted, endless model retries. The next server takes the next DM.
+TEST_F(OpenCodeSeatTest, AnUnprovenSummarizeFailsAndReplacesTheServer) {
+  for (const char* mode : {"--summarize-fail", "--summarize-no-compacted", "--summarize-retry"}) {
+    SCOPED_TRACE(mode);
+    extraArgs_ = {mode};
+    (void)FileSystem::posix().remove(state());
+    auto seat = open();
+    ASSERT_NE(seat, nullptr);
+    const size_t completedBefore = wakesOf("turn-completed");
+    send(std::string("hello ") + mode);
+    ASSERT_TRUE(eventually([&] { return wakesOf("turn-completed") == completedBefore + 1; }))
+        << runtimeLog();
+    ASSERT_TRUE(eventually([&] { return seat->snapshot().state == "running"; }));
+    const size_t failedBefore = wakesOf("compaction-failed");
+    EXPECT_EQ(compactAndWait(*seat), "failed");
+    EXPECT_EQ(seat->snapshot().compaction.detail.rfind("context_compaction_failed: ", 0), 0u)
+        << seat->snapshot().compaction.detail;
+    ASSERT_TRUE(eventually([&] { return wakesOf("compaction-failed") == failedBefore + 1; }));
+    ASSERT_TRUE(eventually([&] {
+      auto snap = seat->snapshot();
+      return snap.counters.launches == 2 && snap.state == "running";
+    })) << runtimeLog();
+    send(std::string("after ") + mode);
+    ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.surfaced == 2; }))
+        << runtimeLog();
+  }
 }
 
 }  // namespace

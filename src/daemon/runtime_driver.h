@@ -12,7 +12,9 @@
 //                 boundary for runtimes that are not `surfacedOnWrite`
 //   kTurnStarted  the runtime began a turn (working)
 //   kTurnEnded    the runtime's authoritative turn end; `isError` + `detail` when it reported
-//                 an error result (the wake failed)
+//                 an error result (the wake failed). A compaction (compact()) ends with one
+//                 kTurnEnded too: `isError` with a `context_compaction_failed: …` detail when it
+//                 did not complete
 //   kCondition    the runtime reported trouble that did not end the turn (rate limit, retry)
 //   kWork         a work event (assistant text, a tool step): activity evidence only
 //   kReady        the runtime answered its readiness handshake (drivers that needReady())
@@ -116,6 +118,14 @@ class RuntimeDriver {
   virtual Status reconcile(const std::string& threadId) {
     return failedPrecondition("no-reconciler",
                               "this runtime cannot be asked what it read: " + threadId);
+  }
+  // True: the runtime can compact its session's context on request (compact()).
+  virtual bool compacts() const { return false; }
+  // Starts compacting the session's context. Called only at an idle boundary (no turn running,
+  // no handoff unresolved). OK: the request went out; the compaction's end is reported as one
+  // kTurnEnded (after a kTurnStarted), and no handoff may be written until then.
+  virtual Status compact() {
+    return failedPrecondition("compaction-unsupported", "this runtime cannot compact on request");
   }
   // Writes one handoff. OK iff every byte went out; bytesWritten says how many did otherwise.
   virtual runtime::StdinWrite handoff(const Handoff& handoff) = 0;

@@ -129,7 +129,7 @@ struct InboxRequest {
 };
 
 struct GateEvent {
-  enum class Kind { kAdmitted, kDriver, kWake, kSleep, kStop, kInbox };
+  enum class Kind { kAdmitted, kDriver, kWake, kSleep, kStop, kInbox, kCompact };
   Kind kind = Kind::kAdmitted;
   std::string id;      // kAdmitted
   bool fresh = false;  // kAdmitted: a current directed event (may cold-start a sleeping seat)
@@ -277,6 +277,9 @@ class Seat::Impl {
   std::string sessionFingerprint() const;
   // Marks the saved session safe to resume (no live owner; this launch's epoch), seed 004 §1.1.
   void markResumeSafe();
+  void markResumeUnsafe();
+  void startCompaction(GateEvent& event);
+  void endCompaction(bool failed, const std::string& detail);
   // Runtimes whose session (Claude session id, Codex thread id) a restart resumes.
   bool resumesSessions() const {
     return profile_.runtime == RuntimeKind::kClaude || profile_.runtime == RuntimeKind::kCodex ||
@@ -372,6 +375,8 @@ class Seat::Impl {
   std::string instructions_;                // the seat's MCP instructions (fingerprinted)
   bool resumeFallbackUsed_ = false;         // a failed resume fell back to a fresh session
   std::optional<TimePoint> dispatchRetryAt_;
+  bool compacting_ = false;  // a compaction runs: nothing is handed to the runtime
+  std::optional<TimePoint> compactDeadline_;
   // Reconciliation (seed 004 §3.2): handoffs a runtime that can be asked (Codex) may or may not
   // have read when it died, waiting for the next generation's thread/read.
   struct Reconciling {
@@ -952,10 +957,12 @@ SeatSnapshot Seat::Impl::snapshot() const {
     out.channelModes = channelModes_;
   }
   if (journal_) {
-    for (const auto& r : journal_->view().live) {
+    const auto view = journal_->view();
+    for (const auto& r : view.live) {
       if (r.state == journal::OwnerState::kQueued) ++out.queued;
       if (journal::isInflight(r.state)) ++out.inflight;
     }
+    out.resumeSafe = view.resumeSafety.safe;
   }
   return out;
 }
@@ -977,6 +984,7 @@ void Seat::Impl::gateMain() {
       earliest(reconcileAt_);
       earliest(reconcileReadDeadline_);
       earliest(readyDeadline_);
+      earliest(compactDeadline_);
       earliest(leases_.nextDeadline());
       if (retiring_ != Retiring::kNone) earliest(retireDeadline_);
       while (events_.empty()) {
@@ -1051,6 +1059,9 @@ void Seat::Impl::handle(GateEvent& e) {
     case GateEvent::Kind::kSleep:
     case GateEvent::Kind::kStop:
       onCommand(e);
+      return;
+    case GateEvent::Kind::kCompact:
+      startCompaction(e);
       return;
   }
 }
@@ -1131,6 +1142,15 @@ void Seat::Impl::onTimer(TimePoint now) {
         driver_->pid(), kReadyTimeout.count() / 1000);
     log::warn("seat {}: {}", profile_.principal.dotForm(), detail);
     event(WakeEvent{"start-failed", generation_, detail, {}, {}});
+    driver_->kill(milliseconds(0));  // its kExited runs the exit path
+  }
+  if (compactDeadline_ && now >= *compactDeadline_ && driver_ != nullptr) {
+    compactDeadline_.reset();
+    const std::string detail = fmt::format(
+        "context_compaction_failed: the compaction did not end within {} s; retiring the runtime "
+        "(pid {}), the next generation resumes the session",
+        options_.compactionTimeout.count() / 1000, driver_->pid());
+    endCompaction(true, detail);
     driver_->kill(milliseconds(0));  // its kExited runs the exit path
   }
   if (restartAt_ && now >= *restartAt_) {
@@ -1434,7 +1454,8 @@ Status Seat::Impl::launch(const std::string& why) {
 }
 
 void Seat::Impl::dispatch() {
-  while (driver_ != nullptr && accepting_ && (!handoff_ || canSteer()) && dispatchOne()) {
+  while (driver_ != nullptr && accepting_ && !compacting_ && (!handoff_ || canSteer()) &&
+         dispatchOne()) {
   }
 }
 
@@ -1617,6 +1638,14 @@ bool Seat::Impl::dispatchOne() {
 }
 
 void Seat::Impl::turnEnded(const DriverEvent& e) {
+  if (compacting_) {
+    // The compaction's own end (nothing else was handed to the runtime while it ran).
+    endCompaction(e.isError, e.detail);
+    presence([](mesh::PresencePublisher& p) { (void)p.setStatus(wire::PresenceStatus::kIdle); });
+    if (resumesSessions()) markResumeSafe();
+    dispatch();
+    return;
+  }
   count(&SeatCounters::turns);
   std::optional<ActiveHandoff> carried;
   saveSession(driver_->sessionId());
@@ -1670,6 +1699,10 @@ void Seat::Impl::turnEnded(const DriverEvent& e) {
 
 void Seat::Impl::unexpectedExit(const DriverEvent& e) {
   accepting_ = false;
+  if (compacting_) {
+    endCompaction(true, "context_compaction_failed: the runtime exited (" + exitText(e) +
+                            ") before the compaction ended");
+  }
   count(&SeatCounters::unexpectedExits);
   const std::string how = exitText(e);
   log::warn("seat {}: runtime generation {} exited unexpectedly: {}", profile_.principal.dotForm(),
@@ -1767,6 +1800,78 @@ void Seat::Impl::markResumeSafe() {
   }
 }
 
+void Seat::Impl::markResumeUnsafe() {
+  const journal::ResumeSafety now = journal_->view().resumeSafety;
+  if (now.launchEpoch != launchEpoch_ || !now.safe) return;
+  auto marked =
+      journal_->setResumeSafety(journal::SetResumeSafety{{false, launchEpoch_, now.version + 1}});
+  if (!marked.isOk() && marked.status().code() != StatusCode::kAborted) {
+    log::warn("seat {}: marking the session unsafe to resume: {}", profile_.principal.dotForm(),
+              marked.status().toString());
+  }
+}
+
+// `shoal seat compact`: only at an idle boundary, and nothing is handed to the runtime until
+// the compaction's turn ends (seed 004 §1.1: starting compaction marks the session unsafe;
+// §3.3: an ambiguous compaction stays non-idle until an authoritative idle).
+void Seat::Impl::startCompaction(GateEvent& e) {
+  const std::string id = profile_.principal.dotForm();
+  Status refused;
+  if (retiring_ != Retiring::kNone || driver_ == nullptr || !accepting_) {
+    refused = failedPrecondition(
+        "seat-not-running", fmt::format("seat {} has no running runtime to compact ({}; `shoal "
+                                        "seat start {}` runs it)",
+                                        id, driver_ == nullptr ? "none" : "not ready", id));
+  } else if (!driver_->compacts()) {
+    refused = failedPrecondition(
+        "compaction-unsupported",
+        fmt::format("{} seats cannot be compacted on request (codex and opencode seats can)",
+                    runtimeKindName(profile_.runtime)));
+  } else if (compacting_) {
+    refused = failedPrecondition("already-compacting", "seat " + id + " is compacting already");
+  } else if (handoff_ || !reconciling_.empty()) {
+    refused = failedPrecondition(
+        "seat-busy", fmt::format("seat {} is {}; compact it once it is idle (`shoal seat show {}`)",
+                                 id, handoff_ ? "in a turn" : "reconciling deliveries", id));
+  }
+  if (!refused.isOk()) {
+    complete(e.done, std::move(refused));
+    return;
+  }
+  if (resumesSessions()) markResumeUnsafe();
+  if (Status started = driver_->compact(); !started.isOk()) {
+    if (resumesSessions()) markResumeSafe();
+    complete(e.done, std::move(started));
+    return;
+  }
+  compacting_ = true;
+  compactDeadline_ = Clock_::now() + options_.compactionTimeout;
+  {
+    MutexLock lock(mu_);
+    snap_.compaction = SeatCompaction{"compacting", "", wallMs(), 0};
+  }
+  log::info("seat {}: compaction started (generation {})", id, generation_);
+  complete(e.done, Status::ok());
+}
+
+void Seat::Impl::endCompaction(bool failed, const std::string& detail) {
+  compacting_ = false;
+  compactDeadline_.reset();
+  {
+    MutexLock lock(mu_);
+    snap_.compaction.state = failed ? "failed" : "compacted";
+    snap_.compaction.detail = detail;
+    snap_.compaction.endedAtMs = wallMs();
+  }
+  if (failed) {
+    log::warn("seat {}: compaction failed: {}", profile_.principal.dotForm(), detail);
+    note(detail);
+  } else {
+    log::info("seat {}: compaction completed", profile_.principal.dotForm());
+  }
+  event(WakeEvent{failed ? "compaction-failed" : "compacted", generation_, detail, {}, {}});
+}
+
 void Seat::Impl::saveSession(const std::string& id) {
   const bool adopted = id.empty() || savedFingerprint_ == sessionFingerprint();
   if (!resumesSessions() || (id == savedSession_ && adopted)) return;
@@ -1821,6 +1926,7 @@ void Seat::Impl::beginRetire(Retiring kind, std::shared_ptr<Completion> done,
 
 void Seat::Impl::finishRetire() {
   readyDeadline_.reset();
+  if (compacting_) endCompaction(true, "the seat stopped before the compaction ended");
   if (driver_ != nullptr) {
     driver_->kill(milliseconds(0));
     drainLeases();
@@ -2181,7 +2287,10 @@ void Seat::Impl::publishState() {
   } else if (retiring_ != Retiring::kNone) {
     state = "retiring";
   } else if (driver_ != nullptr) {
-    state = handoff_ ? "busy" : "running";
+    state = compacting_                     ? "compacting"
+            : handoff_                      ? "busy"
+            : !accepting_ && readyDeadline_ ? "starting"  // its readiness handshake runs
+                                            : "running";
   } else if (parked_) {
     state = "parked";
   } else if (restartAt_) {
@@ -2196,6 +2305,7 @@ void Seat::Impl::publishState() {
   snap_.processRunning = driver_ != nullptr;
   snap_.generation = generation_;
   snap_.pid = driver_ != nullptr ? driver_->pid() : 0;
+  snap_.session = resumesSessions() ? savedSession_ : "";
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -2220,6 +2330,9 @@ Status Seat::wake() {
 }
 Status Seat::sleep() {
   return impl_->command(GateEvent::Kind::kSleep, std::nullopt, true);
+}
+Status Seat::compact() {
+  return impl_->command(GateEvent::Kind::kCompact, std::nullopt, true);
 }
 void Seat::stop() {
   impl_->stop();

@@ -46,6 +46,10 @@
 //     killed), every concurrent caller waits for that one completion. Stop then leaves the mesh
 //     (presence offline). requestStop(deadline) + waitStopped(deadline) is the bounded variant
 //     for daemon shutdown: the grace is cut to the deadline, started concurrently for all seats.
+//   - Compaction (compact(), decision 011): asked by the operator, started only at an idle
+//     boundary (no turn, no unresolved handoff, no reconciliation); the session is unsafe to
+//     resume meanwhile, nothing is dispatched until the compaction's one turn end, and one
+//     that has not ended within `compactionTimeout` retires the generation.
 //
 // The seat's tools (seat_tools.h) reach into it in three ways:
 //   - Inbox pages (`shoal_inbox`): claimed on the gate into inflight(outcome_unknown) under
@@ -112,6 +116,9 @@ struct SeatOptions {
   int mcpSendBufferBytes = 0;
   // The local inbox: at most this many queued records (at least 1). Tests shrink it.
   size_t inboxCapacity = kLocalInboxCapacity;
+  // A compaction (`shoal seat compact`) that has not ended after this long retires the runtime
+  // generation (the next one resumes the session).
+  std::chrono::milliseconds compactionTimeout{std::chrono::minutes(10)};
 };
 
 struct SeatCounters {
@@ -146,8 +153,17 @@ struct SeatWakeResult {
   int64_t atMs = 0;
 };
 
+// The last compaction asked of the seat (`shoal seat compact`).
+struct SeatCompaction {
+  std::string state;  // "" (never asked) | compacting | compacted | failed
+  std::string detail;
+  int64_t startedAtMs = 0;
+  int64_t endedAtMs = 0;
+};
+
 struct SeatSnapshot {
-  // running | busy | starting | restarting | sleeping | retiring | parked | stopped
+  // running | busy | compacting | starting (also: launched, readiness handshake not answered
+  // yet) | restarting | sleeping | retiring | parked | stopped
   std::string state;
   bool processRunning = false;
   uint64_t generation = 0;
@@ -160,6 +176,11 @@ struct SeatSnapshot {
   size_t inboxLeases = 0;    // inbox receipts awaiting proof of their final hop
   std::vector<SeatWakeResult> recentResults;        // newest last, at most 20
   std::map<std::string, std::string> channelModes;  // channel → quiet | muted
+  SeatCompaction compaction;
+  // Runtimes that resume a session (claude, codex, opencode): the saved session, and whether
+  // the journal marks it safe to resume without reconciling (seed 004 §1.1).
+  std::string session;
+  bool resumeSafe = false;
 };
 
 class Seat {
@@ -174,6 +195,12 @@ class Seat {
   Status wake();
   // Sleeping mode: retires the Process (strong). Admission continues.
   Status sleep();
+  // Starts compacting the runtime's session context (Codex `thread/compact/start`, OpenCode
+  // summarize). Returns once it started or was refused: `seat-not-running`,
+  // `compaction-unsupported`, `seat-busy` (a turn runs or deliveries are unresolved),
+  // `already-compacting`. Its end is in snapshot().compaction. No delivery is handed to the
+  // runtime while it runs; arrivals wait in the journal.
+  Status compact();
   // Retires the Process and leaves the mesh (strong). Idempotent.
   void stop();
   // The bounded variant (daemon shutdown): request on every seat first, then wait on each with

@@ -20,17 +20,30 @@
 //                    items (notifications and thread/read) carry no `clientId` member at all.
 //   --read-active    `thread/read` of a loaded thread always reports it active (a read racing a
 //                    turn: its history cannot prove anything absent yet).
+//   --compact-ms MS  how long a compaction turn works between item/started and item/completed
+//                    contextCompaction (default 50, as the real one takes 50-80 ms).
+//   --compact-fail   every compaction fails like a model HTTP 500: after item/started
+//                    contextCompaction, thread/status/changed systemError, `error` {error:{
+//                    message,codexErrorInfo:"internalServerError",additionalDetails:null},
+//                    willRetry:false,threadId,turnId}, turn/completed status "failed" with that
+//                    error. No item/completed, no idle; the turn is recorded with no items and
+//                    thread/read reports systemError until the thread's next turn starts.
+//   --compact-hang   a compaction turn never completes until turn/interrupt (or stdin EOF).
+//   --compact-duplicate  the turn/completed of a compaction turn that ends by itself
+//                    (completed, or failed under --compact-fail) is sent twice, line for line.
 //   --fake-log PATH  append one JSON object per line to PATH (each line is ONE write() on an
 //                    O_APPEND descriptor, so concurrent fakes never interleave):
 //                      {"event":"start","pid":N,"cwd":D,"argv":[…]}
 //                      {"event":"request","pid":N,"id":<as sent>,"method":M}
 //                      {"event":"input","pid":N,"via":"turn/start"|"turn/steer","threadId":T,
 //                       "turnId":U,"clientId":<as sent, or null>,"text":X}
-//                      {"event":"turn","pid":N,"threadId":T,"turnId":U,"status":S,"inputs":K}
+//                      {"event":"turn","pid":N,"threadId":T,"turnId":U,"status":S,"inputs":K
+//                       [,"kind":"compact"]}
 //                      {"event":"exit","pid":N,"code":C}        (argv refusals add "error")
 //                    `input` is logged for every user message accepted into a turn (turn/start,
 //                    turn/start while busy, turn/steer); `turn` when a turn ends (status
-//                    completed | interrupted | failed; `inputs` counts its user messages).
+//                    completed | interrupted | failed; `inputs` counts its user messages;
+//                    "kind":"compact" only for a compaction turn).
 //
 // Content markers (substrings of a user message's text):
 //   FAKE_HANG                the turn never answers until turn/interrupt (or stdin EOF); input
@@ -67,10 +80,10 @@
 // "Not initialized"; a second `initialize` gets -32600 "Already initialized". The
 // `initialized` notification is accepted, other notifications and client responses are
 // ignored, a line that is not a JSON object is noted on stderr and skipped. Methods:
-// initialize, thread/start, thread/resume, thread/read, thread/loaded/list, turn/start,
-// turn/steer, turn/interrupt; others get -32601. Missing or mistyped params get -32602.
-// Notifications named in initialize's capabilities.optOutNotificationMethods (exact match)
-// are never sent.
+// initialize, thread/start, thread/resume, thread/read, thread/loaded/list,
+// thread/compact/start, turn/start, turn/steer, turn/interrupt; others get -32601. Missing or
+// mistyped params get -32602. Notifications named in initialize's
+// capabilities.optOutNotificationMethods (exact match) are never sent.
 //
 // A turn (one active per thread): the turn/start response {turn:{id,status:"inProgress",
 // items:[],error:null}}, then thread/status/changed active, turn/started, item/started and
@@ -92,9 +105,27 @@
 // steer" / "no active turn to interrupt", with another id "expected active turn id `X` but
 // found `Y`".
 //
+// thread/compact/start {threadId}, as 0.171 was seen doing: a thread not loaded gets "thread
+// not found: <id>"; one with an active turn gets -32600 "a turn is already running" (not
+// observed on the real one). Otherwise the response {} at once, then a compaction turn with a
+// new turn id C: thread/status/changed active, turn/started {turn:{id:C,status:"inProgress",
+// items:[],error:null}}, item/started {item:{type:"contextCompaction",id}}, --compact-ms later
+// item/completed of that item, thread/status/changed idle and, 20 ms later (the real "early
+// idle", so a client can see the race), turn/completed {turn:{id:C,status:"completed",items:[],
+// error:null}}. No agent message and no user input, but the summary the model wrote uses up
+// one reply number (the next answer is fake-reply-N+1, as with the real one and
+// fake_model.py). The turn is recorded (thread/read, --state) with the contextCompaction item
+// as its only item. Until turn/completed (the idle gap included), turn/steer with any
+// expectedTurnId gets -32600 "cannot steer a compact turn" with data {message,codexErrorInfo:
+// {activeTurnNotSteerable:{turnKind:"compact"}},additionalDetails:null,misalignment:null}, and
+// turn/start gets -32603 "failed to submit turn input: ActiveTurnNotSteerable { turn_kind:
+// Compact }"; both inputs are dropped (no `input` log line). turn/interrupt with C ends it as
+// "interrupted" (idle first unless already sent).
+//
 // stdin EOF: exit 0 at once, even mid-turn. SIGTERM: log the exit, exit 143. A failed stdout
 // write (reader gone): log the exit, exit 1.
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -127,14 +158,29 @@ constexpr std::string_view kVersion = "0.171.0-fake";
 constexpr int kInvalidRequest = -32600;
 constexpr int kMethodNotFound = -32601;
 constexpr int kInvalidParams = -32602;
+constexpr int kInternalError = -32603;
 constexpr int kOverloaded = -32001;
 constexpr int kMaxMarkerMs = 600'000;
+constexpr int kCompactIdleGapMs = 20;  // a compaction's idle → turn/completed
 
 struct Options {
   std::string logPath;
   std::string statePath;
   bool noClientId = false;
   bool readActive = false;
+  int compactMs = 50;
+  bool compactFail = false;
+  bool compactHang = false;
+  bool compactDuplicate = false;
+};
+
+// The fake switches that take no value, and the option each one sets.
+constexpr std::pair<std::string_view, bool Options::*> kFlags[] = {
+    {"--no-client-id", &Options::noClientId},
+    {"--read-active", &Options::readActive},
+    {"--compact-fail", &Options::compactFail},
+    {"--compact-hang", &Options::compactHang},
+    {"--compact-duplicate", &Options::compactDuplicate},
 };
 
 struct ParsedArgs {
@@ -167,7 +213,7 @@ ParsedArgs parseArgs(int argc, char** argv) {
       return true;
     };
     if (arg == "--state" || arg == "--fake-log" || arg == "--listen" || arg == "-c" ||
-        arg == "--config") {
+        arg == "--config" || arg == "--compact-ms") {
       if (!takeValue()) return out;
       if (arg == "--state") out.options.statePath = *value;
       if (arg == "--fake-log") out.options.logPath = *value;
@@ -175,18 +221,25 @@ ParsedArgs parseArgs(int argc, char** argv) {
         out.error = "fake_codex: only --listen stdio:// is supported, got '" + *value + "'";
         return out;
       }
-    } else if (arg == "--no-client-id") {
+      if (arg == "--compact-ms") {
+        const std::string_view text = *value;
+        int ms = 0;
+        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), ms);
+        if (ec != std::errc() || end != text.data() + text.size() || ms < 0 || ms > kMaxMarkerMs) {
+          out.error =
+              "fake_codex: --compact-ms needs 0 to 600000 milliseconds, got '" + *value + "'";
+          return out;
+        }
+        out.options.compactMs = ms;
+      }
+    } else if (auto flag = std::find_if(std::begin(kFlags), std::end(kFlags),
+                                        [&arg](const auto& f) { return f.first == arg; });
+               flag != std::end(kFlags)) {
       if (value) {
-        out.error = "fake_codex: --no-client-id takes no value";
+        out.error = "fake_codex: " + arg + " takes no value";
         return out;
       }
-      out.options.noClientId = true;
-    } else if (arg == "--read-active") {
-      if (value) {
-        out.error = "fake_codex: --read-active takes no value";
-        return out;
-      }
-      out.options.readActive = true;
+      out.options.*(flag->second) = true;
     } else {
       out.notes.push_back("ignoring unknown flag " + arg);
     }
@@ -302,6 +355,9 @@ struct UserInput {
 
 struct ActiveTurn {
   std::string id;
+  bool compact = false;          // a thread/compact/start turn: no inputs, not steerable
+  std::string compactionItemId;  // its contextCompaction item
+  bool endStatusSent = false;    // compaction: idle (or systemError) is out before the end
   std::vector<UserInput> inputs;
   size_t shown = 0;      // inputs whose userMessage items are out
   bool running = false;  // turn/started is out (false during FAKE_DELAY_STARTED)
@@ -322,6 +378,7 @@ struct Thread {
   int64_t updatedAt = 0;
   json::array turns;  // finished: {id,status,items,error}
   std::optional<ActiveTurn> active;
+  bool systemError = false;  // a compaction failed; cleared when the next turn starts
 };
 
 json::object persistedThread(const Thread& t) {
@@ -471,6 +528,17 @@ json::object activeStatus() {
 json::object idleStatus() {
   return {{"type", "idle"}};
 }
+json::object systemErrorStatus() {
+  return {{"type", "systemError"}};
+}
+
+// The error a model HTTP 500 gives a turn (FAKE_ERROR_FATAL, --compact-fail).
+json::object internalServerError() {
+  return {{"message",
+           "We\u2019re currently experiencing high demand, which may cause temporary errors."},
+          {"codexErrorInfo", "internalServerError"},
+          {"additionalDetails", nullptr}};
+}
 
 class FakeCodex {
  public:
@@ -517,6 +585,8 @@ class FakeCodex {
   void advance(Thread& t) {
     if (!t.active->running) {
       startRunning(t);
+    } else if (t.active->compact) {
+      compactionDue(t);
     } else {
       answer(t);
     }
@@ -563,6 +633,7 @@ class FakeCodex {
     if (method == "thread/resume") return threadResume(id, params);
     if (method == "thread/read") return threadRead(id, params);
     if (method == "thread/loaded/list") return loadedList(id);
+    if (method == "thread/compact/start") return compactStart(id, params);
     if (method == "turn/start") return turnStart(id, params);
     if (method == "turn/steer") return turnSteer(id, params);
     if (method == "turn/interrupt") return turnInterrupt(id, params);
@@ -578,6 +649,13 @@ class FakeCodex {
   void sendError(const json::value& id, const RpcError& error) {
     out_.send(json::object{
         {"id", id}, {"error", json::object{{"code", error.code}, {"message", error.message}}}});
+  }
+
+  void sendError(const json::value& id, const RpcError& error, json::object data) {
+    out_.send(json::object{{"id", id},
+                           {"error", json::object{{"code", error.code},
+                                                  {"message", error.message},
+                                                  {"data", std::move(data)}}}});
   }
 
   void notify(std::string_view method, json::object params) {
@@ -657,7 +735,8 @@ class FakeCodex {
   }
 
   static json::object statusOf(const Thread& t) {
-    return t.active && t.active->running ? activeStatus() : idleStatus();
+    if (t.active && t.active->running && !t.active->endStatusSent) return activeStatus();
+    return t.systemError ? systemErrorStatus() : idleStatus();
   }
 
   // The result of thread/start and thread/resume.
@@ -748,6 +827,11 @@ class FakeCodex {
     if (has(input->text, "FAKE_OVERLOAD")) {
       return sendError(id, {kOverloaded, "Server overloaded; retry later."});
     }
+    if (t->active && t->active->compact) {  // 0.171: refused, the input dropped
+      return sendError(
+          id, {kInternalError,
+               "failed to submit turn input: ActiveTurnNotSteerable { turn_kind: Compact }"});
+    }
     if (t->active) {  // 0.171: accepted like a steer, same turn id
       accept(*t, std::move(*input), "turn/start");
       respond(id, {{"turn", turnJson(t->active->id, "inProgress", nullptr)}});
@@ -778,6 +862,15 @@ class FakeCodex {
     std::optional<UserInput> input;
     if (expected) input = parseInput(params, error);
     if (!input) return sendError(id, *error);
+    if (t->active && t->active->compact) {  // 0.171: whatever the expected id; input dropped
+      const std::string message = "cannot steer a compact turn";
+      return sendError(id, {kInvalidRequest, message},
+                       {{"message", message},
+                        {"codexErrorInfo", json::object{{"activeTurnNotSteerable",
+                                                         json::object{{"turnKind", "compact"}}}}},
+                        {"additionalDetails", nullptr},
+                        {"misalignment", nullptr}});
+    }
     if (!t->active) return sendError(id, {kInvalidRequest, "no active turn to steer"});
     if (*expected != t->active->id) return sendError(id, wrongTurn(*expected, t->active->id));
     accept(*t, std::move(*input), "turn/steer");
@@ -816,8 +909,52 @@ class FakeCodex {
     t.active->inputs.push_back(std::move(input));
   }
 
+  // thread/compact/start: the response, then a compaction turn that runs at once.
+  void compactStart(const json::value& id, const json::object& params) {
+    std::optional<RpcError> error;
+    Thread* t = loadedThread(params, error);
+    if (t == nullptr) return sendError(id, *error);
+    if (t->active) return sendError(id, {kInvalidRequest, "a turn is already running"});
+    respond(id, {});
+    t->active.emplace();
+    ActiveTurn& turn = *t->active;
+    turn.id = shoal::demo::newUuid();
+    turn.compact = true;
+    turn.compactionItemId = shoal::demo::newUuid();
+    turn.slowMs = options_.compactMs;
+    turn.hang = options_.compactHang;
+    startRunning(*t);
+    itemStarted(*t, compactionItem(turn));
+  }
+
+  static json::object compactionItem(const ActiveTurn& turn) {
+    return {{"type", "contextCompaction"}, {"id", turn.compactionItemId}};
+  }
+
+  // A compaction's time came: with --compact-fail it fails (systemError, no idle); otherwise
+  // its item completes and the thread goes idle, and the turn completes kCompactIdleGapMs later.
+  void compactionDue(Thread& t) {
+    ActiveTurn& turn = *t.active;
+    turn.deadline.reset();
+    if (turn.endStatusSent) return finishTurn(t, "completed", nullptr);
+    turn.endStatusSent = true;
+    if (options_.compactFail) {
+      t.systemError = true;
+      statusChanged(t, systemErrorStatus());
+      json::object error = internalServerError();
+      notify("error",
+             {{"error", error}, {"willRetry", false}, {"threadId", t.id}, {"turnId", turn.id}});
+      return finishTurn(t, "failed", error);
+    }
+    ++replies_;  // the model's summary, never shown
+    itemCompleted(t, compactionItem(turn));
+    statusChanged(t, idleStatus());
+    turn.deadline = Clock::now() + std::chrono::milliseconds(kCompactIdleGapMs);
+  }
+
   void startRunning(Thread& t) {
     ActiveTurn& turn = *t.active;
+    t.systemError = false;
     turn.running = true;
     turn.deadline.reset();
     if (!turn.hang) turn.deadline = Clock::now() + std::chrono::milliseconds(turn.slowMs);
@@ -877,12 +1014,7 @@ class FakeCodex {
       }
     }
     if (anyInputHas(turn, "FAKE_ERROR_FATAL")) {
-      json::object error{
-          {"message",
-           "We\u2019re currently experiencing high demand, which may cause temporary "
-           "errors."},
-          {"codexErrorInfo", "internalServerError"},
-          {"additionalDetails", nullptr}};
+      json::object error = internalServerError();
       notify("error",
              {{"error", error}, {"willRetry", false}, {"threadId", t.id}, {"turnId", turn.id}});
       return finishTurn(t, "failed", error);
@@ -941,19 +1073,26 @@ class FakeCodex {
   }
 
   // The turn ends with `status`: the state file and the log first (so whoever saw
-  // turn/completed finds both up to date), then idle (if it went active) and turn/completed.
+  // turn/completed finds both up to date), then idle (if it went active and a compaction has
+  // not sent its end status yet) and turn/completed (twice for --compact-duplicate).
   void finishTurn(Thread& t, std::string_view status, json::value error) {
     ActiveTurn turn = std::move(*t.active);
     t.active.reset();
     t.turns.push_back(turnJson(turn.id, status, error, std::move(turn.items)));
     t.updatedAt = epochMs() / 1000;
     state_.save(t);
-    log_.write("turn", {{"threadId", t.id},
+    json::object logged{{"threadId", t.id},
                         {"turnId", turn.id},
                         {"status", status},
-                        {"inputs", turn.inputs.size()}});
-    if (turn.running) statusChanged(t, idleStatus());
-    notify("turn/completed", {{"threadId", t.id}, {"turn", turnJson(turn.id, status, error)}});
+                        {"inputs", turn.inputs.size()}};
+    if (turn.compact) logged["kind"] = "compact";
+    log_.write("turn", std::move(logged));
+    if (turn.running && !turn.endStatusSent) statusChanged(t, idleStatus());
+    json::object completed{{"threadId", t.id}, {"turn", turnJson(turn.id, status, error)}};
+    notify("turn/completed", completed);
+    if (turn.compact && options_.compactDuplicate && status != "interrupted") {
+      notify("turn/completed", std::move(completed));
+    }
   }
 
   const Options options_;

@@ -86,6 +86,13 @@ std::vector<std::string> plainTurn() {
           "turn/completed"};
 }
 
+// The notifications of a whole compaction after its {} response: idle before turn/completed.
+std::vector<std::string> compactionTurn() {
+  return {"thread/status/changed:active",   "turn/started",
+          "item/started:contextCompaction", "item/completed:contextCompaction",
+          "thread/status/changed:idle",     "turn/completed"};
+}
+
 class FakeCodexTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -661,6 +668,239 @@ TEST_F(FakeCodexTest, StdinEofExitsZeroEvenMidTurn) {
   auto exit = child->waitExit();
   ASSERT_TRUE(exit);
   EXPECT_TRUE(exit->success()) << exit->toString();
+}
+
+// thread/compact/start (real 0.171): {} at once, then a turn of its own with a new id whose
+// only item is contextCompaction, idle before turn/completed; it is kept in thread/read and
+// --state, logged as kind "compact", and its summary uses up a reply number.
+TEST_F(FakeCodexTest, CompactionRunsAsATurnOfItsOwnWithIdleBeforeTurnCompleted) {
+  auto child = start({"--state", statePath()});
+  ASSERT_NE(child, nullptr);
+  initialize(*child);
+  std::string thread = startThread(*child);
+  json::object first = call(*child, "turn/start", turnParams(thread, "hello codex", "c1"));
+  const std::string firstId = str(first.at("result").at("turn").as_object(), "id");
+  untilTurnCompleted(*child);
+
+  std::vector<json::object> before;
+  json::object response =
+      responseTo(*child, send(*child, "thread/compact/start", {{"threadId", thread}}), &before);
+  EXPECT_TRUE(before.empty()) << child->transcript();
+  EXPECT_EQ(json::serialize(response.at("result")), "{}");
+  auto lines = untilTurnCompleted(*child);
+  ASSERT_EQ(labels(lines), compactionTurn()) << child->transcript();
+  const std::string turnId = str(params(lines[1]).at("turn").as_object(), "id");
+  EXPECT_EQ(turnId.size(), 36u);
+  EXPECT_NE(turnId, firstId);
+  EXPECT_EQ(json::serialize(params(lines[1])),
+            R"({"threadId":")" + thread + R"(","turn":{"id":")" + turnId +
+                R"(","status":"inProgress","items":[],"error":null}})");
+  const json::object& item = itemOf(lines[2]);
+  const std::string itemId = str(item, "id");
+  EXPECT_EQ(json::serialize(item), R"({"type":"contextCompaction","id":")" + itemId + R"("})");
+  EXPECT_EQ(itemOf(lines[3]), item);
+  for (size_t i = 2; i < 4; ++i) {
+    EXPECT_EQ(str(params(lines[i]), "turnId"), turnId);
+    EXPECT_EQ(str(params(lines[i]), "threadId"), thread);
+  }
+  EXPECT_EQ(json::serialize(params(lines.back())),
+            R"({"threadId":")" + thread + R"(","turn":{"id":")" + turnId +
+                R"(","status":"completed","items":[],"error":null}})");
+
+  json::object read = call(*child, "thread/read", {{"threadId", thread}, {"includeTurns", true}});
+  const json::object& t = read.at("result").at("thread").as_object();
+  EXPECT_EQ(json::serialize(t.at("status")), R"({"type":"idle"})");
+  const json::array& turns = t.at("turns").as_array();
+  ASSERT_EQ(turns.size(), 2u);
+  EXPECT_EQ(str(turns[0].as_object(), "id"), firstId);
+  EXPECT_EQ(json::serialize(turns[1]), R"({"id":")" + turnId +
+                                           R"(","status":"completed","items":[)" +
+                                           json::serialize(item) + R"(],"error":null})");
+  json::value state = json::parse(readFile(statePath()));
+  EXPECT_EQ(state.at("threads").at(thread).at("turns").at(1), turns[1]);
+
+  auto turnLog = logLines("turn");
+  ASSERT_EQ(turnLog.size(), 2u);
+  EXPECT_FALSE(turnLog[0].contains("kind"));
+  EXPECT_EQ(str(turnLog[1], "kind"), "compact");
+  EXPECT_EQ(str(turnLog[1], "turnId"), turnId);
+  EXPECT_EQ(str(turnLog[1], "status"), "completed");
+  EXPECT_EQ(turnLog[1].at("inputs"), 0);
+  EXPECT_EQ(logLines("input").size(), 1u);
+
+  call(*child, "turn/start", turnParams(thread, "after compaction", "c2"));
+  auto next = untilTurnCompleted(*child);
+  ASSERT_EQ(labels(next), plainTurn());
+  EXPECT_EQ(str(itemOf(next.end()[-3]), "text"), "fake-reply-3: after compaction");
+}
+
+// During a compaction (real 0.171) turn/steer, whatever its expectedTurnId, gets -32600
+// "cannot steer a compact turn" with codexErrorInfo activeTurnNotSteerable, and turn/start
+// -32603; both inputs are dropped. turn/interrupt still ends it.
+TEST_F(FakeCodexTest, SteerAndTurnStartAreRefusedDuringACompaction) {
+  auto child = start({"--compact-hang"});
+  ASSERT_NE(child, nullptr);
+  initialize(*child);
+  std::string thread = startThread(*child);
+  call(*child, "thread/compact/start", {{"threadId", thread}});
+  auto head = until(
+      *child, [](const json::object& o) { return label(o) == "item/started:contextCompaction"; });
+  ASSERT_FALSE(head.empty());
+  const std::string turnId = str(params(head.back()), "turnId");
+
+  for (const std::string& expected : {turnId, std::string("some-other-turn")}) {
+    json::object p = turnParams(thread, "steer me", "c1");
+    p["expectedTurnId"] = expected;
+    std::vector<json::object> before;
+    json::object steer = responseTo(*child, send(*child, "turn/steer", p), &before);
+    EXPECT_TRUE(before.empty()) << child->transcript();
+    EXPECT_EQ(json::serialize(steer.at("error")),
+              R"({"code":-32600,"message":"cannot steer a compact turn","data":{"message":)"
+              R"("cannot steer a compact turn","codexErrorInfo":{"activeTurnNotSteerable":)"
+              R"({"turnKind":"compact"}},"additionalDetails":null,"misalignment":null}})");
+  }
+  std::vector<json::object> before;
+  json::object turn =
+      responseTo(*child, send(*child, "turn/start", turnParams(thread, "start me", "c2")), &before);
+  EXPECT_TRUE(before.empty()) << child->transcript();
+  EXPECT_EQ(json::serialize(turn.at("error")),
+            R"({"code":-32603,"message":"failed to submit turn input: )"
+            R"(ActiveTurnNotSteerable { turn_kind: Compact }"})");
+
+  json::object read = call(*child, "thread/read", {{"threadId", thread}, {"includeTurns", true}});
+  const json::object& t = read.at("result").at("thread").as_object();
+  EXPECT_EQ(json::serialize(t.at("status")), R"({"type":"active","activeFlags":[]})");
+  EXPECT_EQ(json::serialize(t.at("turns")),
+            R"([{"id":")" + turnId + R"(","status":"inProgress","items":[],"error":null}])");
+
+  call(*child, "turn/interrupt", {{"threadId", thread}, {"turnId", turnId}});
+  auto end = untilTurnCompleted(*child);
+  ASSERT_EQ(labels(end),
+            (std::vector<std::string>{"thread/status/changed:idle", "turn/completed"}));
+  EXPECT_EQ(str(params(end.back()).at("turn").as_object(), "status"), "interrupted");
+  EXPECT_TRUE(logLines("input").empty());
+  auto turnLog = logLines("turn");
+  ASSERT_EQ(turnLog.size(), 1u);
+  EXPECT_EQ(str(turnLog[0], "kind"), "compact");
+  EXPECT_EQ(turnLog[0].at("inputs"), 0);
+
+  call(*child, "turn/start", turnParams(thread, "after", "c3"));
+  auto next = untilTurnCompleted(*child);
+  ASSERT_EQ(labels(next), plainTurn());
+  EXPECT_EQ(str(itemOf(next.end()[-3]), "text"), "fake-reply-1: after");
+}
+
+// --compact-fail (a model HTTP 500, real 0.171): systemError, `error`, turn/completed
+// "failed" with that error; no item/completed and no idle. The failed turn keeps no item and
+// thread/read says systemError until the next turn starts.
+TEST_F(FakeCodexTest, FailedCompactionLeavesTheThreadInSystemError) {
+  auto child = start({"--compact-fail", "--compact-ms", "0"});
+  ASSERT_NE(child, nullptr);
+  initialize(*child);
+  std::string thread = startThread(*child);
+  call(*child, "thread/compact/start", {{"threadId", thread}});
+  auto lines = untilTurnCompleted(*child);
+  ASSERT_EQ(labels(lines),
+            (std::vector<std::string>{
+                "thread/status/changed:active", "turn/started", "item/started:contextCompaction",
+                "thread/status/changed:systemError", "error", "turn/completed"}))
+      << child->transcript();
+  const std::string turnId = str(params(lines[1]).at("turn").as_object(), "id");
+  const json::object& error = params(lines[4]);
+  EXPECT_EQ(error.at("willRetry"), false);
+  EXPECT_EQ(str(error, "threadId"), thread);
+  EXPECT_EQ(str(error, "turnId"), turnId);
+  EXPECT_EQ(error.at("error").at("codexErrorInfo"), "internalServerError");
+  EXPECT_EQ(error.at("error").at("additionalDetails"), nullptr);
+  EXPECT_FALSE(str(error.at("error").as_object(), "message").empty());
+  const json::object& turn = params(lines.back()).at("turn").as_object();
+  EXPECT_EQ(str(turn, "id"), turnId);
+  EXPECT_EQ(str(turn, "status"), "failed");
+  EXPECT_EQ(turn.at("error"), error.at("error"));
+
+  json::object read = call(*child, "thread/read", {{"threadId", thread}, {"includeTurns", true}});
+  const json::object& t = read.at("result").at("thread").as_object();
+  EXPECT_EQ(json::serialize(t.at("status")), R"({"type":"systemError"})");
+  const json::array& turns = t.at("turns").as_array();
+  ASSERT_EQ(turns.size(), 1u);
+  EXPECT_EQ(turns[0].at("status"), "failed");
+  EXPECT_TRUE(turns[0].at("items").as_array().empty());
+  EXPECT_EQ(turns[0].at("error"), error.at("error"));
+  auto turnLog = logLines("turn");
+  ASSERT_EQ(turnLog.size(), 1u);
+  EXPECT_EQ(str(turnLog[0], "status"), "failed");
+  EXPECT_EQ(str(turnLog[0], "kind"), "compact");
+
+  call(*child, "turn/start", turnParams(thread, "recover", "c1"));
+  ASSERT_EQ(labels(untilTurnCompleted(*child)), plainTurn());
+  json::object after = call(*child, "thread/read", {{"threadId", thread}});
+  EXPECT_EQ(json::serialize(after.at("result").at("thread").at("status")), R"({"type":"idle"})");
+}
+
+// --compact-duplicate: the compaction's turn/completed comes twice, line for line, and
+// nothing else follows.
+TEST_F(FakeCodexTest, DuplicateSwitchSendsTheCompactionCompletionTwice) {
+  auto child = start({"--compact-duplicate", "--compact-ms=0"});
+  ASSERT_NE(child, nullptr);
+  initialize(*child);
+  std::string thread = startThread(*child);
+  call(*child, "thread/compact/start", {{"threadId", thread}});
+  auto lines = untilTurnCompleted(*child);
+  ASSERT_EQ(labels(lines), compactionTurn()) << child->transcript();
+  auto again = child->nextObject();
+  ASSERT_TRUE(again) << child->transcript();
+  EXPECT_EQ(*again, lines.back());
+  EXPECT_EQ(str(params(*again).at("turn").as_object(), "status"), "completed");
+
+  std::vector<json::object> before;
+  responseTo(*child, send(*child, "thread/read", {{"threadId", thread}}), &before);
+  EXPECT_TRUE(before.empty()) << child->transcript();
+  EXPECT_EQ(logLines("turn").size(), 1u);
+}
+
+// thread/compact/start is refused while a turn runs (-32600), with -32602 for a missing
+// threadId and "thread not found" for a thread not loaded; the running turn goes on.
+TEST_F(FakeCodexTest, CompactionIsRefusedWhileATurnRuns) {
+  auto child = start();
+  ASSERT_NE(child, nullptr);
+  initialize(*child);
+  std::string thread = startThread(*child);
+  json::object missing = call(*child, "thread/compact/start", {{"threadId", 7}});
+  EXPECT_EQ(errorOf(missing).at("code"), -32602);
+  const std::string ghost = "0badc0de-0000-4000-8000-000000000000";
+  json::object unknown = call(*child, "thread/compact/start", {{"threadId", ghost}});
+  EXPECT_EQ(json::serialize(errorOf(unknown)),
+            R"({"code":-32600,"message":"thread not found: )" + ghost + R"("})");
+
+  json::object started = call(*child, "turn/start", turnParams(thread, "FAKE_HANG", "c1"));
+  const std::string turnId = str(started.at("result").at("turn").as_object(), "id");
+  until(*child, [](const json::object& o) { return label(o) == "item/completed:userMessage"; });
+  std::vector<json::object> before;
+  json::object busy =
+      responseTo(*child, send(*child, "thread/compact/start", {{"threadId", thread}}), &before);
+  EXPECT_TRUE(before.empty()) << child->transcript();
+  EXPECT_EQ(json::serialize(errorOf(busy)),
+            R"({"code":-32600,"message":"a turn is already running"})");
+
+  call(*child, "turn/interrupt", {{"threadId", thread}, {"turnId", turnId}});
+  auto end = untilTurnCompleted(*child);
+  EXPECT_EQ(str(params(end.back()).at("turn").as_object(), "id"), turnId);
+  auto turnLog = logLines("turn");
+  ASSERT_EQ(turnLog.size(), 1u);
+  EXPECT_FALSE(turnLog[0].contains("kind"));
+}
+
+// --compact-ms needs a number of milliseconds: anything else is refused at start (exit 1).
+TEST_F(FakeCodexTest, CompactMsNeedsMilliseconds) {
+  auto child = start({"--compact-ms", "soon"});
+  ASSERT_NE(child, nullptr);
+  auto exit = child->waitExit();
+  ASSERT_TRUE(exit);
+  EXPECT_TRUE(exit->exited);
+  EXPECT_EQ(exit->code, 1);
+  auto exits = logLines("exit");
+  ASSERT_EQ(exits.size(), 1u);
+  EXPECT_NE(str(exits[0], "error").find("--compact-ms"), std::string::npos);
 }
 
 }  // namespace

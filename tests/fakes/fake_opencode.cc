@@ -32,14 +32,33 @@
 //                                (every user message accepted by prompt_async or message,
 //                                before the 204 / the blocking wait; "reused":true added for
 //                                a messageID that already existed, see below)
+//                          {"event":"summarize","pid":N,"sessionId":S,"messageId":U,
+//                           "providerID":P,"modelID":M,"auto":B}
+//                                (every POST /summarize past its 400/404, U its compaction
+//                                user message)
 //                          {"event":"turn","pid":N,"sessionId":S,"userMessageId":U,
 //                           "assistantId":A|null,"finish":F|null,"error":<name>|null}
-//                                (when an answer ends, before its final events go out)
+//                                (when an answer ends, before its final events go out; a
+//                                summary's too, U its compaction user message)
 //                          {"event":"exit","pid":N,"code":C}
 //   --listen-delay-ms N  sleep N ms before binding (and so before the stdout line).
 //   --turn-ms N          default 30: the delay between `busy` and the assistant's text (also
 //                        between the steps of the scripted sequences below).
 //   --heartbeat-ms N     default 10000: the period of `server.heartbeat` on each /event stream.
+//   --summarize-ms N     default 30: the delay between a summary assistant's creation and its
+//                        text (or its --summarize-fail error).
+//   How every POST /summarize's summary request goes (one of them; the last one given wins):
+//   --summarize-fail     it fails like a model's HTTP 400: after busy and the summary assistant
+//                        A, session.error {sessionID,error:{name:"APIError",data:{message:
+//                        "Bad Request",statusCode:400,isRetryable:false}}}, session.status idle
+//                        + session.idle, message.updated A with that error and time.completed
+//                        (no finish, no parts), then (the loop's end) idle + session.idle again.
+//                        No session.compacted; the call still answers 200 true.
+//   --summarize-no-compacted  the success sequence without session.compacted (200 true).
+//   --summarize-retry    after busy and A, session.status {type:"retry",attempt:n,message:
+//                        "fake forced error 500",next:<epoch ms>} every 200 ms until /abort
+//                        (the call stays pending until then, then 200 true).
+//   --summarize-hang     after busy and A nothing more until /abort (the call pending).
 //
 // Content markers (substrings of the user message's text parts, joined with "\n"):
 //   FAKE_SLOW_<ms>       the assistant's text comes <ms> after busy instead of --turn-ms.
@@ -114,7 +133,14 @@
 //        session.error {sessionID,error:{name:"MessageAbortedError",data:{message:"Aborted"}}},
 //        the assistant (if any) message.updated with that error and time.completed,
 //        session.status idle, session.idle. Prompts queued behind it are dropped (stored,
-//        never answered).
+//        never answered). Aborting a summary (as real): no session.error, the summary
+//        assistant completed with no error and no finish, idle; waiting summarize calls
+//        answer 200 true.
+//   POST /session/:id/summarize {providerID,modelID,auto?} → see "A summarize" below. 400
+//        {"name":"BadRequest","data":{"message":"Missing key\n  at [\"providerID\"]","kind":
+//        "Payload"}} for a missing (or non-string) providerID / modelID (or a non-boolean
+//        auto); malformed JSON or a non-object as for prompt_async; 404 for an unknown
+//        session.
 //   GET  /event → SSE (Transfer-Encoding: chunked, text/event-stream): `data: {"type":
 //        "server.connected","properties":{}}` first, then every event as one `data: <json>\n\n`
 //        and `server.heartbeat` every --heartbeat-ms. Broadcast to every subscriber; no replay
@@ -133,7 +159,27 @@
 // queued prompt or session.status idle and session.idle. The reply is "fake-reply-N: <text>"
 // (N counts the process's replies from 1). Ids follow opencode's id.ts: prefix "_" + 12 hex
 // digits of (epoch ms * 4096 + a per-ms counter, low 6 bytes) + 14 random base62 characters,
-// ascending within the process; prefixes ses, msg, prt.
+// ascending within the process; prefixes ses, msg, prt. The fake has one model: providerID
+// "fake", modelID "fake-model" (every user message's model, every assistant's ids).
+//
+// A summarize (the real 1.18.33, probed offline): at once message.updated user U (a minted id,
+// no parentID, agent "build", model {providerID,modelID} as sent) and message.part.updated
+// {type:"compaction",auto (default false),messageID:U}; U is queued like a prompt (behind a
+// running answer, if any). Its turn: session.status busy, message.updated assistant A
+// {parentID:U,summary:true,mode:"compaction",agent:"compaction",providerID,modelID} (no
+// time.completed), busy again, --summarize-ms later step-start, text "" + deltas + text
+// "fake-summary-N: summary of <messages before U> messages", step-finish, message.updated A
+// with finish:"stop" and time.completed (twice), session.compacted {sessionID}, busy. Then
+// prompts queued meanwhile (prompt_async stays 204 and queues) are answered, with no idle in
+// between. When the queue is empty the call answers 200 `true` and only ~20 ms later come
+// session.status idle and session.idle (the real client sees the HTTP reply first). U and A
+// stay in the message list. A providerID/modelID other than the fake's: 500 {"name":
+// "UnknownError","data":{"message":"Unexpected server error. Check server logs for details.",
+// "ref":"err_…"}} at once, and still U + its part, busy, session.error {sessionID,error:{name:
+// "UnknownError",data:{message:"Model not found: <p>/<m>."}}}, idle, session.idle; no
+// assistant, U stays. Not modelled: the real follow-up session.updated / session.diff / U
+// updated with summary {diffs:[]}, and the trap of a prompt swallowed after a failed
+// compaction.
 //
 // SIGTERM: log the exit, exit 143 at once.
 #include <algorithm>
@@ -146,6 +192,7 @@
 #include <cstdlib>
 #include <deque>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -180,9 +227,16 @@ constexpr size_t kMaxHeaderBytes = size_t{64} * 1024;
 constexpr size_t kMaxBodyBytes = size_t{16} * 1024 * 1024;
 constexpr int kRetryEveryMs = 200;
 constexpr int kPruneAfterMs = 100;
+constexpr int kSummarizeIdleLagMs = 20;
 constexpr milliseconds kCrashFlush{500};
+// The one model the fake has: every user message's model and every assistant's ids.
+constexpr std::string_view kProviderId = "fake";
+constexpr std::string_view kModelId = "fake-model";
 
 // --- command line -------------------------------------------------------------------------
+
+// How a POST /session/:id/summarize's summary request goes (the --summarize-* switches).
+enum class SummarizeMode { kSucceed, kFail, kNoCompacted, kRetry, kHang };
 
 struct Options {
   std::string logPath;
@@ -191,6 +245,8 @@ struct Options {
   int listenDelayMs = 0;
   int turnMs = 30;
   int heartbeatMs = 10000;
+  int summarizeMs = 30;
+  SummarizeMode summarize = SummarizeMode::kSucceed;
 };
 
 struct ParsedArgs {
@@ -221,9 +277,18 @@ ParsedArgs parseArgs(int argc, char** argv) {
       value = arg.substr(eq + 1);
       arg.resize(eq);
     }
+    static const std::map<std::string, SummarizeMode> kSummarizeModes{
+        {"--summarize-fail", SummarizeMode::kFail},
+        {"--summarize-no-compacted", SummarizeMode::kNoCompacted},
+        {"--summarize-retry", SummarizeMode::kRetry},
+        {"--summarize-hang", SummarizeMode::kHang}};
+    if (auto mode = kSummarizeModes.find(arg); mode != kSummarizeModes.end()) {
+      out.options.summarize = mode->second;  // the last one wins; a `=value` is ignored
+      continue;
+    }
     static const std::vector<std::string> kWithValue{
-        "--port",     "--hostname",        "--cors",    "--log-level",   "--state",
-        "--fake-log", "--listen-delay-ms", "--turn-ms", "--heartbeat-ms"};
+        "--port",     "--hostname",        "--cors",    "--log-level",    "--state",
+        "--fake-log", "--listen-delay-ms", "--turn-ms", "--heartbeat-ms", "--summarize-ms"};
     if (std::find(kWithValue.begin(), kWithValue.end(), arg) == kWithValue.end()) {
       if (arg != "--mdns" && arg != "--print-logs") {
         out.notes.push_back("ignoring unknown flag " + arg);
@@ -250,6 +315,7 @@ ParsedArgs parseArgs(int argc, char** argv) {
     if (arg == "--listen-delay-ms") number(0, kMaxMarkerMs, out.options.listenDelayMs);
     if (arg == "--turn-ms") number(0, kMaxMarkerMs, out.options.turnMs);
     if (arg == "--heartbeat-ms") number(1, kMaxMarkerMs, out.options.heartbeatMs);
+    if (arg == "--summarize-ms") number(0, kMaxMarkerMs, out.options.summarizeMs);
     if (arg == "--state") out.options.statePath = *value;
     if (arg == "--fake-log") out.options.logPath = *value;
     if (arg == "--hostname" && *value != "127.0.0.1" && *value != "localhost") {
@@ -590,7 +656,15 @@ struct Session {
   std::optional<std::string> currentAssistant;
   // User message id → the assistant that ended its answer (nullopt: ended without one).
   std::map<std::string, std::optional<std::string>> answered;
+  // The compaction user message of each waiting POST /summarize → its loop has ended.
+  std::map<std::string, bool> summaries;
 };
+
+// A compaction user message (parts [{type:"compaction",auto}]): POST /summarize's or
+// FAKE_AUTO_COMPACT's.
+bool isCompaction(const Message& m) {
+  return !m.parts.empty() && stringOr(m.parts.front(), "type") == "compaction";
+}
 
 // A parsed PromptInput.
 struct PromptInput {
@@ -636,6 +710,44 @@ std::optional<HttpResponse> parsePrompt(const std::string& body, PromptInput& ou
   }
   if (const json::value* n = o.if_contains("noReply"); n != nullptr && n->is_bool()) {
     out.noReply = n->as_bool();
+  }
+  return std::nullopt;
+}
+
+// A parsed POST /session/:id/summarize body.
+struct SummarizeInput {
+  std::string providerId;
+  std::string modelId;
+  bool autoCompact = false;
+};
+
+// The summarize body in `body`, or the 400 to answer (the real one's Payload errors).
+std::optional<HttpResponse> parseSummarize(const std::string& body, SummarizeInput& out) {
+  auto payload = [](const std::string& message) {
+    return jsonReply(400, json::object{{"name", "BadRequest"},
+                                       {"data", {{"message", message}, {"kind", "Payload"}}}});
+  };
+  boost::system::error_code ec;
+  json::value v = json::parse(body, ec);
+  if (ec) return namedError(400, "BadRequest", "Malformed JSON in request body");
+  if (!v.is_object()) {
+    return namedError(400, "BadRequest", "Expected an object, got " + json::serialize(v));
+  }
+  const json::object& o = v.as_object();
+  for (std::string_view key : {"providerID", "modelID"}) {
+    const json::value* field = o.if_contains(key);
+    const std::string at = fmt::format("\n  at [\"{}\"]", key);
+    if (field == nullptr) return payload("Missing key" + at);
+    if (!field->is_string()) {
+      return payload("Expected string, got " + json::serialize(*field) + at);
+    }
+    (key == "providerID" ? out.providerId : out.modelId) = std::string(field->as_string());
+  }
+  if (const json::value* a = o.if_contains("auto")) {
+    if (!a->is_bool()) {
+      return payload("Expected boolean, got " + json::serialize(*a) + "\n  at [\"auto\"]");
+    }
+    out.autoCompact = a->as_bool();
   }
   return std::nullopt;
 }
@@ -706,6 +818,7 @@ class FakeOpenCode {
     if (seg.size() == 3 && seg[2] == "message" && post) return promptSync(seg[1], r.body);
     if (seg.size() == 3 && seg[2] == "prompt_async" && post) return promptAsync(seg[1], r.body);
     if (seg.size() == 3 && seg[2] == "abort" && post) return abort(seg[1]);
+    if (seg.size() == 3 && seg[2] == "summarize" && post) return summarize(seg[1], r.body);
     if (seg.size() == 4 && seg[2] == "message" && get) return getMessage(seg[1], seg[3]);
     return notFound(r);
   }
@@ -723,7 +836,8 @@ class FakeOpenCode {
     for (std::string_view p :
          {"/doc", "/event", "/session", "/session/status", "/session/{sessionID}",
           "/session/{sessionID}/message", "/session/{sessionID}/message/{messageID}",
-          "/session/{sessionID}/prompt_async", "/session/{sessionID}/abort"}) {
+          "/session/{sessionID}/prompt_async", "/session/{sessionID}/abort",
+          "/session/{sessionID}/summarize"}) {
       paths[p] = json::object{};
     }
     return jsonReply(200, json::object{{"openapi", "3.1.0"},
@@ -856,8 +970,14 @@ class FakeOpenCode {
     if (!s.running) return jsonReply(200, false);
     ++s.generation;  // the runner, waiting, stops when it wakes
     s.running = false;
-    json::object error = errorJson("MessageAbortedError", {{"message", "Aborted"}});
-    emit("session.error", {{"sessionID", id}, {"error", error}});
+    // An aborted summary (real, §6 of the summarize probe): no session.error, the summary
+    // assistant completed with no error and no finish.
+    const bool summary = s.currentUser && isCompaction(s.messages.at(*s.currentUser));
+    json::value error = nullptr;
+    if (!summary) {
+      error = errorJson("MessageAbortedError", {{"message", "Aborted"}});
+      emit("session.error", {{"sessionID", id}, {"error", error}});
+    }
     if (s.currentUser) {
       finishAnswer(s, *s.currentUser, s.currentAssistant, nullptr, error);
     }
@@ -865,8 +985,43 @@ class FakeOpenCode {
       s.answered[dropped] = std::nullopt;
     }
     s.queue.clear();
+    releaseSummaries(s);
     changed_.notify_all();
     setStatus(s, "idle");
+    return jsonReply(200, true);
+  }
+
+  // The compaction user message and its part at once, queued like a prompt; a model other
+  // than the fake's → 500 at once (the runner still plays the failure). Otherwise the reply
+  // waits for the session's loop to end: after session.compacted and any prompt queued
+  // behind, before the final idle; or for an abort.
+  HttpResponse summarize(const std::string& id, const std::string& body) {
+    SummarizeInput input;
+    if (auto bad = parseSummarize(body, input)) return *bad;
+    std::unique_lock lock(mu_);
+    auto it = sessions_.find(id);
+    if (it == sessions_.end()) return sessionNotFound(id);
+    Session& s = it->second;
+    const std::string userId =
+        compactionUser(s, input.autoCompact, input.providerId, input.modelId);
+    log_.write("summarize", {{"sessionId", id},
+                             {"messageId", userId},
+                             {"providerID", input.providerId},
+                             {"modelID", input.modelId},
+                             {"auto", input.autoCompact}});
+    const bool known = input.providerId == kProviderId && input.modelId == kModelId;
+    if (known) s.summaries[userId] = false;
+    enqueue(s, userId);
+    if (!known) {
+      return jsonReply(
+          500,
+          json::object{{"name", "UnknownError"},
+                       {"data",
+                        {{"message", "Unexpected server error. Check server logs for details."},
+                         {"ref", "err_" + shoal::demo::randomHex(8)}}}});
+    }
+    changed_.wait(lock, [&] { return s.summaries.at(userId); });
+    s.summaries.erase(userId);
     return jsonReply(200, true);
   }
 
@@ -902,7 +1057,7 @@ class FakeOpenCode {
     Message m;
     m.info = {{"id", id},         {"sessionID", sessionId},
               {"role", "user"},   {"time", {{"created", epochMs()}}},
-              {"agent", "build"}, {"model", {{"providerID", "fake"}, {"modelID", "fake-model"}}}};
+              {"agent", "build"}, {"model", {{"providerID", kProviderId}, {"modelID", kModelId}}}};
     for (const json::value& part : input.parts) {
       m.parts.push_back(newPart(sessionId, id, part.as_object()));
     }
@@ -917,14 +1072,50 @@ class FakeOpenCode {
     for (const json::object& part : m.parts) {
       emit("message.part.updated", {{"part", part}});
     }
-    if (!input.noReply) {
-      s.queue.push_back(id);
-      if (!s.running) {
-        s.running = true;
-        std::thread([this, sessionId, gen = s.generation] { run(sessionId, gen); }).detach();
-      }
-    }
+    if (!input.noReply) enqueue(s, id);
     return id;
+  }
+
+  // Queues user message `userId` for an answer, starting a runner if none runs.
+  void enqueue(Session& s, const std::string& userId) {
+    s.queue.push_back(userId);
+    if (!s.running) {
+      s.running = true;
+      std::thread([this, sessionId = stringOr(s.info, "id"), gen = s.generation] {
+        run(sessionId, gen);
+      }).detach();
+    }
+  }
+
+  // Stores and emits a compaction user message (parts [{type:"compaction",auto}]) asking for
+  // `providerId`/`modelId`; returns its id.
+  std::string compactionUser(Session& s, bool autoCompact, std::string_view providerId,
+                             std::string_view modelId) {
+    const std::string sessionId = stringOr(s.info, "id");
+    const std::string id = ids_.next("msg");
+    Message m;
+    m.info = {{"id", id},         {"sessionID", sessionId},
+              {"role", "user"},   {"time", {{"created", epochMs()}}},
+              {"agent", "build"}, {"model", {{"providerID", providerId}, {"modelID", modelId}}}};
+    m.parts.push_back(
+        newPart(sessionId, id, json::object{{"type", "compaction"}, {"auto", autoCompact}}));
+    s.messages[id] = m;
+    messageSession_[id] = sessionId;
+    save();
+    emit("message.updated", {{"info", m.info}});
+    emit("message.part.updated", {{"part", m.parts.front()}});
+    return id;
+  }
+
+  // Marks every waiting summarize call's loop ended and wakes them; true if there was one.
+  bool releaseSummaries(Session& s) {
+    bool any = false;
+    for (auto& [userId, ended] : s.summaries) {
+      any = any || !ended;
+      ended = true;
+    }
+    if (any) changed_.notify_all();
+    return any;
   }
 
   // A stored part: `part` as sent with a fresh id and the message's ids.
@@ -945,6 +1136,10 @@ class FakeOpenCode {
     std::optional<std::pair<std::string, std::string>> prune;  // message id, part id
     while (s.generation == gen) {
       if (s.queue.empty()) {
+        if (releaseSummaries(s)) {  // their replies go out first, the idle lags behind
+          if (!wait(lock, s, gen, kSummarizeIdleLagMs)) return;
+          continue;  // a prompt may have come meanwhile
+        }
         s.running = false;
         setStatus(s, "idle");
         break;
@@ -953,8 +1148,11 @@ class FakeOpenCode {
       s.queue.pop_front();
       s.currentUser = userId;
       s.currentAssistant.reset();
-      const std::string text = textOf(s.messages.at(userId));
-      if (!answer(lock, s, gen, userId, text)) return;  // aborted: abort() ended it
+      const Message& user = s.messages.at(userId);
+      const std::string text = textOf(user);
+      const bool ok = isCompaction(user) ? summaryAnswer(lock, s, gen, userId)
+                                         : answer(lock, s, gen, userId, text);
+      if (!ok) return;  // aborted: abort() ended it
       if (has(text, "FAKE_PRUNE")) prune = olderToolPart(s, userId);
     }
     if (!prune) return;
@@ -1051,23 +1249,61 @@ class FakeOpenCode {
   bool compaction(std::unique_lock<std::mutex>& lock, Session& s, uint64_t gen,
                   const std::string& userId, const std::string& text) {
     const std::string sessionId = stringOr(s.info, "id");
-    const std::string compactId = ids_.next("msg");
-    Message m;
-    m.info = {{"id", compactId},  {"sessionID", sessionId},
-              {"role", "user"},   {"time", {{"created", epochMs()}}},
-              {"agent", "build"}, {"model", {{"providerID", "fake"}, {"modelID", "fake-model"}}}};
-    m.parts.push_back(
-        newPart(sessionId, compactId, json::object{{"type", "compaction"}, {"auto", true}}));
-    s.messages[compactId] = m;
-    messageSession_[compactId] = sessionId;
-    save();
-    emit("message.updated", {{"info", m.info}});
-    emit("message.part.updated", {{"part", m.parts.front()}});
+    const std::string compactId = compactionUser(s, true, kProviderId, kModelId);
     const std::string summary = newAssistant(s, compactId, true);
     if (!wait(lock, s, gen, options_.turnMs)) return false;
     textStep(s, summary, fmt::format("fake-summary-{}: {}", ++replies_, text));
     finishAnswer(s, userId, summary, "stop", nullptr);
     emit("session.compacted", {{"sessionID", sessionId}});
+    return true;
+  }
+
+  // A POST /summarize's compaction user message `userId`: busy, then the summary assistant
+  // (summary:true, mode and agent "compaction") shaped by --summarize-*, or for a model the
+  // fake has not, session.error "Model not found" and no assistant. False when an abort ended
+  // it.
+  bool summaryAnswer(std::unique_lock<std::mutex>& lock, Session& s, uint64_t gen,
+                     const std::string& userId) {
+    const std::string sessionId = stringOr(s.info, "id");
+    const json::object& model = s.messages.at(userId).info.at("model").as_object();
+    const std::string providerId = stringOr(model, "providerID");
+    const std::string modelId = stringOr(model, "modelID");
+    setStatus(s, "busy");
+    if (providerId != kProviderId || modelId != kModelId) {
+      json::object error =
+          errorJson("UnknownError",
+                    {{"message", fmt::format("Model not found: {}/{}.", providerId, modelId)}});
+      emit("session.error", {{"sessionID", sessionId}, {"error", error}});
+      finishAnswer(s, userId, std::nullopt, nullptr, error);
+      return true;
+    }
+    const auto earlier = std::distance(s.messages.begin(), s.messages.find(userId));
+    const std::string assistant = newAssistant(s, userId, true);
+    setStatus(s, "busy");
+    const SummarizeMode mode = options_.summarize;
+    if (mode == SummarizeMode::kHang) return waitForAbort(lock, s, gen);
+    if (mode == SummarizeMode::kRetry) {
+      for (int attempt = 1;; ++attempt) {
+        setRetry(s, attempt, kRetryEveryMs);
+        if (!wait(lock, s, gen, kRetryEveryMs)) return false;
+      }
+    }
+    if (!wait(lock, s, gen, options_.summarizeMs)) return false;
+    if (mode == SummarizeMode::kFail) {  // the real order: error, idle, the assistant, idle
+      json::object error = errorJson(
+          "APIError", {{"message", "Bad Request"}, {"statusCode", 400}, {"isRetryable", false}});
+      emit("session.error", {{"sessionID", sessionId}, {"error", error}});
+      setStatus(s, "idle");
+      finishAnswer(s, userId, assistant, nullptr, error);
+      return true;
+    }
+    textStep(s, assistant,
+             fmt::format("fake-summary-{}: summary of {} messages", ++replies_, earlier));
+    finishAnswer(s, userId, assistant, "stop", nullptr);
+    if (mode != SummarizeMode::kNoCompacted) {
+      emit("session.compacted", {{"sessionID", sessionId}});
+    }
+    setStatus(s, "busy");
     return true;
   }
 
@@ -1081,8 +1317,8 @@ class FakeOpenCode {
               {"role", "assistant"},
               {"parentID", parentId},
               {"time", {{"created", epochMs()}}},
-              {"modelID", "fake-model"},
-              {"providerID", "fake"},
+              {"modelID", kModelId},
+              {"providerID", kProviderId},
               {"mode", summary ? "compaction" : "build"},
               {"agent", summary ? "compaction" : "build"},
               {"path", {{"cwd", directory_}, {"root", directory_}}},

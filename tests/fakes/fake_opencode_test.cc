@@ -244,6 +244,21 @@ std::vector<std::string> plainPrompt() {
   return out;
 }
 
+// The events of a successful summarize, its compaction user message to the last session.idle.
+std::vector<std::string> summarizeEvents(bool compacted = true) {
+  std::vector<std::string> out{"message.updated:user",      "message.part.updated:compaction",
+                               "session.status:busy",       "message.updated:assistant",
+                               "session.status:busy",       "message.part.updated:step-start",
+                               "message.part.updated:text", "message.part.delta",
+                               "message.part.updated:text", "message.part.updated:step-finish",
+                               "message.updated:assistant", "message.updated:assistant"};
+  if (compacted) out.push_back("session.compacted");
+  for (const char* l : {"session.status:busy", "session.status:idle", "session.idle"}) {
+    out.emplace_back(l);
+  }
+  return out;
+}
+
 // The deltas of `events` joined.
 std::string deltas(const std::vector<json::object>& events) {
   std::string out;
@@ -412,6 +427,17 @@ class FakeOpenCodeTest : public ::testing::Test {
       if (str(o, "event") == event) out.push_back(o);
     }
     return out;
+  }
+
+  static std::string summarizeBody(const std::string& provider = "fake",
+                                   const std::string& model = "fake-model") {
+    return json::serialize(
+        json::object{{"providerID", provider}, {"modelID", model}, {"auto", false}});
+  }
+
+  static mcp::HttpReply summarize(int port, const std::string& session,
+                                  const std::string& body = summarizeBody()) {
+    return call(port, "POST", "/session/" + session + "/summarize", body);
   }
 
   // The assistants in `session`'s message list answering `parent`, in id order.
@@ -1054,6 +1080,247 @@ TEST_F(FakeOpenCodeTest, HeartbeatsComeEveryPeriod) {
     ASSERT_TRUE(event);
     EXPECT_EQ(type(*event), "server.heartbeat");
   }
+}
+
+// POST /summarize (the real 1.18.33 probe): a compaction user message U (auto:false) and its
+// part, busy, the summary assistant (parent U, summary:true, mode "compaction"), its text,
+// session.compacted before the final idle; the call answers 200 true; U and the summary stay
+// in the message list after the earlier messages.
+TEST_F(FakeOpenCodeTest, SummarizeCompactsAndAnswersTrue) {
+  Fake fake = start({"--turn-ms", "5", "--summarize-ms", "5"});
+  ASSERT_NE(fake.port, 0);
+  auto stream = subscribe(fake.port);
+  ASSERT_NE(stream, nullptr);
+  const std::string session = createSession(fake.port, *stream);
+  const std::string mid = mintMessageId();
+  promptAsync(fake.port, session, "hello opencode", mid);
+  untilIdle(*stream, session);
+
+  mcp::HttpReply reply = summarize(fake.port, session);
+  EXPECT_EQ(reply.status, 200);
+  EXPECT_EQ(reply.body, "true");
+  auto events = untilIdle(*stream, session);
+  ASSERT_EQ(labels(events), summarizeEvents());
+  const json::object& user = props(events[0]).at("info").as_object();
+  const std::string compaction = str(user, "id");
+  EXPECT_TRUE(compaction.starts_with("msg_"));
+  EXPECT_EQ(compaction.size(), 4u + 12u + 14u);
+  EXPECT_GT(compaction, mid);
+  EXPECT_EQ(str(user, "role"), "user");
+  EXPECT_FALSE(user.contains("parentID"));
+  EXPECT_EQ(json::serialize(user.at("model")), R"({"providerID":"fake","modelID":"fake-model"})");
+  const json::object& part = props(events[1]).at("part").as_object();
+  EXPECT_EQ(part.at("auto"), false);
+  EXPECT_EQ(str(part, "messageID"), compaction);
+  EXPECT_EQ(str(part, "sessionID"), session);
+  const json::object& created = props(events[3]).at("info").as_object();
+  const std::string assistant = str(created, "id");
+  EXPECT_EQ(str(created, "parentID"), compaction);
+  EXPECT_EQ(created.at("summary"), true);
+  EXPECT_EQ(str(created, "mode"), "compaction");
+  EXPECT_EQ(str(created, "agent"), "compaction");
+  EXPECT_EQ(str(created, "providerID"), "fake");
+  EXPECT_EQ(str(created, "modelID"), "fake-model");
+  EXPECT_FALSE(created.at("time").as_object().contains("completed"));
+  EXPECT_EQ(deltas(events), "fake-summary-2: summary of 2 messages");
+  for (int i : {-6, -5}) {  // before session.compacted, busy, idle, session.idle
+    const json::object& done = props(events.end()[i]).at("info").as_object();
+    EXPECT_EQ(str(done, "id"), assistant);
+    EXPECT_EQ(str(done, "finish"), "stop");
+    EXPECT_EQ(done.at("summary"), true);
+    EXPECT_TRUE(done.at("time").as_object().contains("completed"));
+  }
+  EXPECT_EQ(str(props(events.end()[-4]), "sessionID"), session);
+
+  json::value list = body(call(fake.port, "GET", "/session/" + session + "/message"));
+  ASSERT_TRUE(list.is_array());
+  ASSERT_EQ(list.as_array().size(), 4u);
+  const json::object& storedUser = list.as_array()[2].as_object();
+  EXPECT_EQ(str(storedUser.at("info").as_object(), "id"), compaction);
+  ASSERT_EQ(storedUser.at("parts").as_array().size(), 1u);
+  EXPECT_EQ(str(storedUser.at("parts").as_array()[0].as_object(), "type"), "compaction");
+  const json::object& storedSummary = list.as_array()[3].as_object();
+  const json::object& info = storedSummary.at("info").as_object();
+  EXPECT_EQ(str(info, "id"), assistant);
+  EXPECT_EQ(str(info, "parentID"), compaction);
+  EXPECT_EQ(info.at("summary"), true);
+  EXPECT_EQ(str(info, "finish"), "stop");
+  std::vector<std::string> parts;
+  for (const json::value& p : storedSummary.at("parts").as_array()) {
+    parts.push_back(str(p.as_object(), "type"));
+  }
+  EXPECT_EQ(parts, (std::vector<std::string>{"step-start", "text", "step-finish"}));
+  auto logged = logLines("summarize");
+  ASSERT_EQ(logged.size(), 1u);
+  EXPECT_EQ(str(logged[0], "messageId"), compaction);
+  EXPECT_EQ(str(logged[0], "modelID"), "fake-model");
+}
+
+// A prompt_async while a summarize runs: 204 and its user message at once, answered after
+// session.compacted with no idle in between; the summarize call answers only then.
+TEST_F(FakeOpenCodeTest, PromptDuringSummarizeIsQueuedBehindTheCompaction) {
+  Fake fake = start({"--turn-ms", "5", "--summarize-ms", "200"});
+  ASSERT_NE(fake.port, 0);
+  auto stream = subscribe(fake.port);
+  ASSERT_NE(stream, nullptr);
+  const std::string session = createSession(fake.port, *stream);
+  mcp::HttpReply reply;
+  std::thread caller([&] { reply = summarize(fake.port, session); });
+  auto head =
+      until(*stream, [](const json::object& e) { return label(e) == "message.updated:assistant"; });
+  const std::string mid = mintMessageId();
+  promptAsync(fake.port, session, "during summarize", mid);
+  auto rest = untilIdle(*stream, session);
+  caller.join();
+  EXPECT_EQ(reply.status, 200);
+  EXPECT_EQ(reply.body, "true");
+
+  std::vector<std::string> got = labels(head);
+  for (const std::string& l : labels(rest)) {
+    got.push_back(l);
+  }
+  std::vector<std::string> want = summarizeEvents();
+  want.resize(want.size() - 2);  // no idle after the compaction's busy
+  want.insert(want.begin() + 5, {"message.updated:user", "message.part.updated:text"});
+  for (const std::string& l : plainAnswer()) {
+    want.push_back(l);
+  }
+  want.push_back("session.status:idle");
+  want.push_back("session.idle");
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(deltas(rest), "fake-summary-1: summary of 0 messagesfake-reply-2: during summarize");
+  auto answers = assistantsOf(fake.port, session, mid);
+  ASSERT_EQ(answers.size(), 1u);
+  EXPECT_EQ(str(answers[0].at("info").as_object(), "finish"), "stop");
+  EXPECT_FALSE(answers[0].at("info").as_object().contains("summary"));
+}
+
+// Bad summarize input: a missing providerID / modelID gets the real 400, an unknown session
+// 404. A model the fake has not: 500 UnknownError at once, and still the compaction user
+// message, busy, session.error "Model not found", idle; no assistant.
+TEST_F(FakeOpenCodeTest, SummarizeRefusesBadInputAndAnUnknownModel) {
+  Fake fake = start();
+  ASSERT_NE(fake.port, 0);
+  auto stream = subscribe(fake.port);
+  ASSERT_NE(stream, nullptr);
+  const std::string session = createSession(fake.port, *stream);
+
+  mcp::HttpReply empty = summarize(fake.port, session, "{}");
+  EXPECT_EQ(empty.status, 400);
+  EXPECT_EQ(
+      empty.body,
+      R"({"name":"BadRequest","data":{"message":"Missing key\n  at [\"providerID\"]","kind":"Payload"}})");
+  mcp::HttpReply noModel = summarize(fake.port, session, R"({"providerID":"fake"})");
+  EXPECT_EQ(noModel.status, 400);
+  EXPECT_NE(noModel.body.find(R"(at [\"modelID\"])"), std::string::npos) << noModel.body;
+  mcp::HttpReply unknown = summarize(fake.port, "ses_unknown");
+  EXPECT_EQ(unknown.status, 404);
+  EXPECT_EQ(unknown.body,
+            R"({"name":"NotFoundError","data":{"message":"Session not found: ses_unknown"}})");
+
+  mcp::HttpReply wrong = summarize(fake.port, session, summarizeBody("fake", "nope"));
+  EXPECT_EQ(wrong.status, 500);
+  json::object error = object(wrong);
+  EXPECT_EQ(str(error, "name"), "UnknownError");
+  EXPECT_EQ(str(error.at("data").as_object(), "message"),
+            "Unexpected server error. Check server logs for details.");
+  EXPECT_TRUE(str(error.at("data").as_object(), "ref").starts_with("err_"));
+  auto events = untilIdle(*stream, session);
+  ASSERT_EQ(labels(events),
+            (std::vector<std::string>{"message.updated:user", "message.part.updated:compaction",
+                                      "session.status:busy", "session.error", "session.status:idle",
+                                      "session.idle"}));
+  const json::object& user = props(events[0]).at("info").as_object();
+  EXPECT_EQ(json::serialize(user.at("model")), R"({"providerID":"fake","modelID":"nope"})");
+  EXPECT_EQ(
+      json::serialize(props(events[3])),
+      R"({"sessionID":")" + session +
+          R"(","error":{"name":"UnknownError","data":{"message":"Model not found: fake/nope."}}})");
+  json::value list = body(call(fake.port, "GET", "/session/" + session + "/message"));
+  ASSERT_TRUE(list.is_array());
+  ASSERT_EQ(list.as_array().size(), 1u);
+  EXPECT_EQ(str(list.as_array()[0].at("info").as_object(), "id"), str(user, "id"));
+}
+
+// --summarize-fail: after the summary assistant, session.error APIError 400, idle, the
+// assistant completed with the error, idle again; no session.compacted; still 200 true.
+TEST_F(FakeOpenCodeTest, SummarizeFailEndsWithoutCompaction) {
+  Fake fake = start({"--summarize-fail", "--summarize-ms", "5"});
+  ASSERT_NE(fake.port, 0);
+  auto stream = subscribe(fake.port);
+  ASSERT_NE(stream, nullptr);
+  const std::string session = createSession(fake.port, *stream);
+  mcp::HttpReply reply = summarize(fake.port, session);
+  EXPECT_EQ(reply.status, 200);
+  EXPECT_EQ(reply.body, "true");
+  auto events = untilIdle(*stream, session, 2);
+  ASSERT_EQ(labels(events),
+            (std::vector<std::string>{"message.updated:user", "message.part.updated:compaction",
+                                      "session.status:busy", "message.updated:assistant",
+                                      "session.status:busy", "session.error", "session.status:idle",
+                                      "session.idle", "message.updated:assistant",
+                                      "session.status:idle", "session.idle"}));
+  EXPECT_EQ(
+      json::serialize(props(events[5]).at("error")),
+      R"({"name":"APIError","data":{"message":"Bad Request","statusCode":400,"isRetryable":false}})");
+  const json::object& ended = props(events[8]).at("info").as_object();
+  EXPECT_EQ(ended.at("error"), props(events[5]).at("error"));
+  EXPECT_EQ(ended.at("summary"), true);
+  EXPECT_FALSE(ended.contains("finish"));
+  EXPECT_TRUE(ended.at("time").as_object().contains("completed"));
+}
+
+// --summarize-no-compacted: the success sequence without session.compacted; still 200 true.
+TEST_F(FakeOpenCodeTest, SummarizeNoCompactedLeavesOutTheCompactedEvent) {
+  Fake fake = start({"--summarize-no-compacted", "--summarize-ms", "5"});
+  ASSERT_NE(fake.port, 0);
+  auto stream = subscribe(fake.port);
+  ASSERT_NE(stream, nullptr);
+  const std::string session = createSession(fake.port, *stream);
+  mcp::HttpReply reply = summarize(fake.port, session);
+  EXPECT_EQ(reply.status, 200);
+  EXPECT_EQ(reply.body, "true");
+  EXPECT_EQ(labels(untilIdle(*stream, session)), summarizeEvents(false));
+}
+
+// --summarize-retry: retry statuses every 200 ms with the call pending until an abort, which
+// completes the summary assistant with no error and answers the call 200 true.
+TEST_F(FakeOpenCodeTest, SummarizeRetryRetriesUntilAborted) {
+  Fake fake = start({"--summarize-retry"});
+  ASSERT_NE(fake.port, 0);
+  auto stream = subscribe(fake.port);
+  ASSERT_NE(stream, nullptr);
+  const std::string session = createSession(fake.port, *stream);
+  std::atomic<bool> returned{false};
+  mcp::HttpReply reply;
+  std::thread caller([&] {
+    reply = summarize(fake.port, session);
+    returned = true;
+  });
+  for (int attempt = 1; attempt <= 2; ++attempt) {
+    auto events =
+        until(*stream, [](const json::object& e) { return label(e) == "session.status:retry"; });
+    ASSERT_FALSE(events.empty());
+    const json::object& status = props(events.back()).at("status").as_object();
+    EXPECT_EQ(status.at("attempt"), attempt);
+    EXPECT_EQ(str(status, "message"), "fake forced error 500");
+    EXPECT_GT(status.at("next").as_int64(), 0);
+  }
+  EXPECT_FALSE(returned);
+  json::object statuses = object(call(fake.port, "GET", "/session/status"));
+  EXPECT_EQ(str(statuses.at(session).as_object(), "type"), "retry");
+  EXPECT_EQ(call(fake.port, "POST", "/session/" + session + "/abort").body, "true");
+  caller.join();
+  EXPECT_EQ(reply.status, 200);
+  EXPECT_EQ(reply.body, "true");
+  auto tail = untilIdle(*stream, session);
+  ASSERT_EQ(labels(tail), (std::vector<std::string>{"message.updated:assistant",
+                                                    "session.status:idle", "session.idle"}));
+  const json::object& ended = props(tail[0]).at("info").as_object();
+  EXPECT_EQ(ended.at("summary"), true);
+  EXPECT_FALSE(ended.contains("error"));
+  EXPECT_FALSE(ended.contains("finish"));
+  EXPECT_TRUE(ended.at("time").as_object().contains("completed"));
 }
 
 }  // namespace

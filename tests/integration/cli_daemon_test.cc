@@ -185,5 +185,47 @@ TEST_F(CliDaemonTest, UpRunsTheDaemonAndAClaudeSeatSleepsAndWakes) {
   }));
 }
 
+// `shoal seat compact`: a Codex seat (the fake app-server) compacts when idle and says so; the
+// seat's row shows the compaction and whether its session is safe to resume; a runtime that
+// cannot compact on request is refused with the reason.
+TEST_F(CliDaemonTest, SeatCompactCompactsACodexSeatAndRefusesOthers) {
+  ASSERT_EQ(up().code, 0);
+  CliRun added = shoal({"seat", "add", "Coder", "--runtime", "codex", "--", FAKE_CODEX_BINARY,
+                        "app-server", "--compact-ms", "300"});
+  ASSERT_EQ(added.code, 0) << added.out << added.err;
+  CliRun first = shoal({"send", "dm", "Coder", "first", "task", "--wait", "surfaced=20"});
+  ASSERT_EQ(first.code, 0) << first.out << first.err;
+  // Refused while its turn may still run, accepted once idle: retry until it starts.
+  CliRun compacted;
+  ASSERT_TRUE(testing::eventually([&] {
+    compacted = shoal({"seat", "compact", "Coder"});
+    return compacted.code == 0 || compacted.err.find("in a turn") == std::string::npos;
+  })) << compacted.err;
+  ASSERT_EQ(compacted.code, 0) << compacted.out << compacted.err;
+  EXPECT_NE(compacted.out.find("✓ seat local.coder compacted in"), std::string::npos)
+      << compacted.out;
+  CliRun shown = shoal({"seat", "show", "Coder"});
+  ASSERT_EQ(shown.code, 0) << shown.err;
+  EXPECT_NE(shown.out.find("last compaction: compacted"), std::string::npos) << shown.out;
+  EXPECT_NE(shown.out.find("(safe to resume)"), std::string::npos) << shown.out;
+  CliRun row = shoal({"seat", "show", "Coder", "--json"});
+  ASSERT_EQ(row.code, 0) << row.err;
+  json::value seat = json::parse(row.out).at("seat");
+  EXPECT_EQ(seat.at("compaction").at("state"), "compacted") << row.out;
+  EXPECT_FALSE(seat.at("session").at("id").as_string().empty()) << row.out;
+  // The next DM still surfaces.
+  CliRun after = shoal({"send", "dm", "Coder", "after", "compaction", "--wait", "surfaced=20"});
+  EXPECT_EQ(after.code, 0) << after.out << after.err;
+
+  CliRun exec = shoal({"seat", "add", "Plain", "--", "/bin/cat", "-u"});
+  ASSERT_EQ(exec.code, 0) << exec.err;
+  CliRun refused = shoal({"seat", "compact", "Plain"});
+  EXPECT_EQ(refused.code, 1);
+  EXPECT_NE(refused.err.find("exec seats cannot be compacted on request"), std::string::npos)
+      << refused.err;
+  CliRun unknown = shoal({"seat", "compact", "Nobody"});
+  EXPECT_EQ(unknown.code, 1);
+}
+
 }  // namespace
 }  // namespace shoal

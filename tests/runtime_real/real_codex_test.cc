@@ -177,7 +177,8 @@ class RealCodexTest : public shoal::testing::ManagedSpaceTest {
         "model_provider = \"fake\"\n"
         "approval_policy = \"never\"\n"
         "sandbox_mode = \"read-only\"\n"
-        "check_for_update_on_startup = false\n"
+        "check_for_update_on_startup = false\n" +
+        (compactPrompt_.empty() ? std::string() : "compact_prompt = \"" + compactPrompt_ + "\"\n") +
         "\n"
         "[model_providers.fake]\n"
         "name = \"Fake local model\"\n"
@@ -321,6 +322,7 @@ class RealCodexTest : public shoal::testing::ManagedSpaceTest {
   }
 
   std::string codex_;
+  std::string compactPrompt_;  // config.toml `compact_prompt` (set before SetUp writes it)
   std::optional<shoal::testing::TempDir> dir_;
   std::string fakeLog_;
   int fakePort_ = 0;
@@ -433,6 +435,64 @@ TEST_F(RealCodexTest, RestartResumesTheSameThread) {
 }
 
 // The whole loop through the real binary: the scripted model tells Codex to call the seat's
+// `shoal seat compact` on the real Codex: thread/compact/start runs a compact turn (its early
+// thread/status/changed idle precedes turn/completed); the seat reports it compacted once, and
+// the next DM is a new turn on the same thread whose request carries the compacted history.
+TEST_F(RealCodexTest, CompactionCompletesOnceAndTheNextDmSurfaces) {
+  auto seat = open();
+  ASSERT_NE(seat, nullptr);
+  auto first = deliver(*seat, "before compaction REAL_CODEX_PRE", "REAL_CODEX_PRE", 1);
+  ASSERT_FALSE(HasFailure());
+  ASSERT_TRUE(eventually([&] { return turnsCompleted() == 1; }, kTurnWait))
+      << diagnostics(seat.get());
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().state == "running"; }, kTurnWait));
+  Status started = seat->compact();
+  ASSERT_TRUE(started.isOk()) << started.toString();
+  ASSERT_TRUE(
+      eventually([&] { return seat->snapshot().compaction.state != "compacting"; }, kTurnWait))
+      << diagnostics(seat.get());
+  EXPECT_EQ(seat->snapshot().compaction.state, "compacted")
+      << seat->snapshot().compaction.detail << "\n"
+      << diagnostics(seat.get());
+  EXPECT_GE(occurrences(runtimeLog(), "\"type\":\"contextCompaction\""), 1u);
+  auto kinds = wakeKinds();
+  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "compacted"), 1);
+  auto second = deliver(*seat, "after compaction REAL_CODEX_POST", "REAL_CODEX_POST", 2);
+  ASSERT_FALSE(HasFailure());
+  EXPECT_EQ(second.state, journal::OwnerState::kSurfaced) << second.reason;
+  EXPECT_EQ(second.runtime.sessionId, first.runtime.sessionId);
+  ASSERT_TRUE(eventually([&] { return turnsCompleted() == 2; }, kTurnWait))
+      << diagnostics(seat.get());
+  EXPECT_EQ(seat->snapshot().counters.launches, 1u);
+}
+
+// A compaction the model refuses (HTTP 500 on the compaction prompt): the real Codex reports
+// systemError, a terminal error and a failed turn; the seat reports one
+// `context_compaction_failed` and the next DM still surfaces on the same process.
+TEST_F(RealCodexTest, AFailedCompactionIsReportedAndTheSeatKeepsWorking) {
+  compactPrompt_ = "FAKE_MODEL_500 summarize the conversation";
+  writeCodexConfig();
+  ASSERT_FALSE(HasFailure());
+  auto seat = open();
+  ASSERT_NE(seat, nullptr);
+  deliver(*seat, "before compaction REAL_CODEX_PRE", "REAL_CODEX_PRE", 1);
+  ASSERT_FALSE(HasFailure());
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().state == "running"; }, kTurnWait));
+  ASSERT_TRUE(seat->compact().isOk());
+  ASSERT_TRUE(
+      eventually([&] { return seat->snapshot().compaction.state != "compacting"; }, kTurnWait))
+      << diagnostics(seat.get());
+  EXPECT_EQ(seat->snapshot().compaction.state, "failed") << diagnostics(seat.get());
+  EXPECT_EQ(seat->snapshot().compaction.detail.rfind("context_compaction_failed: ", 0), 0u)
+      << seat->snapshot().compaction.detail;
+  auto second = deliver(*seat, "after the failure REAL_CODEX_POST", "REAL_CODEX_POST", 2);
+  ASSERT_FALSE(HasFailure());
+  EXPECT_EQ(second.state, journal::OwnerState::kSurfaced) << second.reason;
+  auto kinds = wakeKinds();
+  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "compaction-failed"), 1);
+  EXPECT_EQ(seat->snapshot().counters.launches, 1u);
+}
+
 // `shoal_dm` MCP tool (the driver gives Codex the seat's MCP server with `-c` overrides and the
 // bearer token in its environment); the reply is stored on the mesh, and the wake closes
 // `replied` because it went to the DM's sender.

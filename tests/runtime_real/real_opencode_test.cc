@@ -584,6 +584,91 @@ TEST_F(RealOpenCodeTest, RestartResumesTheSavedSession) {
   EXPECT_GT(requests[0].messages, messagesBefore) << "the resumed session lost its history";
 }
 
+// `shoal seat compact` on the real OpenCode: POST /session/:id/summarize with the session's
+// model; the fence (HTTP `true`, the auto:false compaction part, its summary assistant,
+// session.compacted, the idle after it) completes once, on the same server, and the next DM is
+// answered normally — not swallowed by a compaction.
+TEST_F(RealOpenCodeTest, SummarizeCompletesThroughTheFenceAndTheNextDmSurfaces) {
+  auto seat = open();
+  ASSERT_NE(seat, nullptr);
+  deliver(*seat, "before compaction REAL_OC_PRE", "REAL_OC_PRE", 1);
+  ASSERT_FALSE(HasFailure());
+  ASSERT_TRUE(eventually([&] { return turnsCompleted() == 1; }, kTurnWait))
+      << diagnostics(seat.get());
+  Status started = seat->compact();
+  ASSERT_TRUE(started.isOk()) << started.toString();
+  ASSERT_TRUE(
+      eventually([&] { return seat->snapshot().compaction.state != "compacting"; }, kTurnWait))
+      << diagnostics(seat.get());
+  EXPECT_EQ(seat->snapshot().compaction.state, "compacted")
+      << seat->snapshot().compaction.detail << "\n"
+      << diagnostics(seat.get());
+  EXPECT_NE(runtimeLog().find("[shoal] summarize session"), std::string::npos);
+  EXPECT_EQ(wakesOf("compacted"), 1u);
+  auto t = deliver(*seat, "after compaction REAL_OC_POST", "REAL_OC_POST", 2);
+  ASSERT_FALSE(HasFailure());
+  EXPECT_EQ(t.state, journal::OwnerState::kSurfaced) << t.reason;
+  ASSERT_TRUE(eventually([&] { return turnsCompleted() == 2; }, kTurnWait))
+      << diagnostics(seat.get());
+  EXPECT_EQ(seat->snapshot().counters.launches, 1u) << diagnostics(seat.get());
+  EXPECT_EQ(runtimeLog().find("[shoal] retiring"), std::string::npos) << runtimeLog();
+}
+
+// After a restart the resumed session's model comes from GET /session/:id, so it can be
+// compacted before any new prompt. A summary the model refuses (HTTP 400: the conversation it
+// summarizes carries the fake model's error marker) fails the compaction as
+// `context_compaction_failed` and retires the server; the next server takes the next DM.
+TEST_F(RealOpenCodeTest, AResumedSessionCompactsAndARefusedSummaryRetiresTheServer) {
+  {
+    auto seat = open();
+    ASSERT_NE(seat, nullptr);
+    deliver(*seat, "first REAL_OC_FIRST", "REAL_OC_FIRST", 1);
+    ASSERT_FALSE(HasFailure());
+    ASSERT_TRUE(eventually([&] { return turnsCompleted() == 1; }, kTurnWait))
+        << diagnostics(seat.get());
+  }
+  {
+    auto seat = open();  // resumes the session; no prompt yet
+    ASSERT_NE(seat, nullptr);
+    ASSERT_TRUE(eventually([&] { return seat->snapshot().state == "running"; }, kTurnWait))
+        << diagnostics(seat.get());
+    Status started = seat->compact();
+    ASSERT_TRUE(started.isOk()) << started.toString() << "\n" << diagnostics(seat.get());
+    ASSERT_TRUE(
+        eventually([&] { return seat->snapshot().compaction.state != "compacting"; }, kTurnWait))
+        << diagnostics(seat.get());
+    EXPECT_EQ(seat->snapshot().compaction.state, "compacted") << diagnostics(seat.get());
+  }
+  // A DM whose own turn the model refuses: it lands in the conversation the summary reads.
+  auto seat = open();
+  ASSERT_NE(seat, nullptr);
+  send("poisoned FAKE_MODEL_400 REAL_OC_BAD");
+  ASSERT_TRUE(eventually([&] { return wakesOf("wake-failed") == 1; }, kTurnWait))
+      << diagnostics(seat.get());
+  // That error retired the server; its successor resumes the session.
+  ASSERT_TRUE(eventually(
+      [&] {
+        auto snap = seat->snapshot();
+        return snap.counters.launches == 2 && snap.state == "running";
+      },
+      kTurnWait))
+      << diagnostics(seat.get());
+  const uint64_t launches = seat->snapshot().counters.launches;
+  Status started = seat->compact();
+  ASSERT_TRUE(started.isOk()) << started.toString() << "\n" << diagnostics(seat.get());
+  ASSERT_TRUE(
+      eventually([&] { return seat->snapshot().compaction.state != "compacting"; }, kTurnWait))
+      << diagnostics(seat.get());
+  EXPECT_EQ(seat->snapshot().compaction.state, "failed") << diagnostics(seat.get());
+  EXPECT_EQ(seat->snapshot().compaction.detail.rfind("context_compaction_failed: ", 0), 0u)
+      << seat->snapshot().compaction.detail;
+  EXPECT_EQ(wakesOf("compaction-failed"), 1u);
+  ASSERT_TRUE(
+      eventually([&] { return seat->snapshot().counters.launches == launches + 1; }, kTurnWait))
+      << "the server was not replaced\n"
+      << diagnostics(seat.get());
+}
+
 // The whole loop through the real binary: the scripted model tells OpenCode to call the seat's
 // `shoal_dm` MCP tool (the driver adds the seat's MCP server as `mcp.shoal` in
 // OPENCODE_CONFIG_CONTENT); the reply is stored on the mesh, and the wake closes `replied`
