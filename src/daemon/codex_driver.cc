@@ -280,6 +280,7 @@ class CodexDriver final : public ChildDriver {
         e.kind = DriverEvent::Kind::kReconciled;
         e.threadId = read->second;
         e.clientIds = line.clientIds;
+        e.markers = line.toolMarkers;
         // Only a complete snapshot of an inactive thread proves an id absent.
         e.complete = line.hasTurns && line.threadId == read->second &&
                      (line.threadStatus == "idle" || line.threadStatus == "notLoaded" ||

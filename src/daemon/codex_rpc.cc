@@ -2,6 +2,8 @@
 
 #include <boost/json.hpp>
 
+#include "daemon/inbox_leases.h"
+
 namespace shoal::daemon {
 namespace {
 
@@ -104,7 +106,16 @@ Result<CodexLine> parseCodexLine(std::string_view text) {
                 turn.is_object() ? turn.get_object().if_contains("items") : nullptr;
             if (items == nullptr || !items->is_array()) continue;
             for (const auto& item : items->get_array()) {
-              if (!item.is_object() || str(item.get_object(), "type") != "userMessage") continue;
+              if (!item.is_object()) continue;
+              const std::string type = str(item.get_object(), "type");
+              if (type == "mcpToolCall" || type == "dynamicToolCall") {
+                // The page's text (result content, structured content) as Codex kept it.
+                for (auto& m : inboxReceiptMarkers(json::serialize(item))) {
+                  out.toolMarkers.push_back(std::move(m));
+                }
+                continue;
+              }
+              if (type != "userMessage") continue;
               std::string clientId = str(item.get_object(), "clientId");
               if (!clientId.empty()) out.clientIds.push_back(std::move(clientId));
             }

@@ -63,6 +63,9 @@ struct CodexLine {
   std::string threadStatus;
   bool hasTurns = false;
   std::vector<std::string> clientIds;
+  // kResponse to thread/read: every inbox receipt marker (`shoal-rcpt-` + 32 hex digits) found
+  // anywhere in an mcpToolCall or dynamicToolCall item — a shoal_inbox page Codex received.
+  std::vector<std::string> toolMarkers;
 };
 
 // kInvalidArgument `malformed-frame` when the line is not a JSON object.

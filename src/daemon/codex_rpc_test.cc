@@ -5,6 +5,8 @@
 
 #include <boost/json.hpp>
 
+#include "daemon/inbox_leases.h"
+
 #include <gtest/gtest.h>
 
 namespace shoal::daemon {
@@ -155,6 +157,41 @@ TEST(CodexRpc, ThreadReadListsTheClientIdsOfEveryTurnAndTheThreadStatus) {
   json::value req = json::parse(codexThreadRead(9, "T"));
   EXPECT_EQ(req.at("method").as_string(), "thread/read");
   EXPECT_TRUE(req.at("params").at("includeTurns").as_bool());
+}
+
+// Inbox receipt markers are collected from tool items only (mcpToolCall, dynamicToolCall), in
+// full: a marker quoted in a user message or an agent message proves no page was received.
+TEST(CodexRpc, ThreadReadListsInboxReceiptMarkersOfToolItemsOnly) {
+  const std::string a = "shoal-rcpt-" + std::string(32, 'a');
+  const std::string b = "shoal-rcpt-0123456789abcdef0123456789abcdef";
+  const std::string quoted = "shoal-rcpt-" + std::string(32, 'e');
+  auto read = parseCodexLine(
+      R"({"id":9,"result":{"thread":{"id":"T","status":{"type":"idle"},"turns":[{"id":"t1","items":[)"
+      R"({"type":"userMessage","clientId":"h-1","content":[{"type":"text","text":")" +
+      quoted +
+      R"("}]},)"
+      R"({"type":"mcpToolCall","result":{"content":[{"type":"text","text":"shoal_inbox receipts [)" +
+      a + " " + b +
+      R"(]"}]}},)"
+      R"({"type":"agentMessage","text":")" +
+      quoted +
+      R"("},)"
+      R"({"type":"dynamicToolCall","contentItems":[{"type":"inputText","text":")" +
+      a + R"("}]}]}]}}})");
+  ASSERT_TRUE(read.isOk()) << read.status().toString();
+  EXPECT_EQ(read->toolMarkers, (std::vector<std::string>{a, b, a}));
+  EXPECT_EQ(read->clientIds, (std::vector<std::string>{"h-1"}));
+}
+
+TEST(CodexRpc, InboxReceiptMarkersAreExactlyThirtyTwoLowercaseHexDigits) {
+  const std::string hex(32, 'f');
+  EXPECT_EQ(inboxReceiptMarkers("x shoal-rcpt-" + hex + " y"),
+            (std::vector<std::string>{"shoal-rcpt-" + hex}));
+  EXPECT_TRUE(inboxReceiptMarkers("shoal-rcpt-" + std::string(31, 'f')).empty()) << "too short";
+  EXPECT_TRUE(inboxReceiptMarkers("shoal-rcpt-" + std::string(33, 'f')).empty()) << "too long";
+  EXPECT_TRUE(inboxReceiptMarkers("shoal-rcpt-" + std::string(32, 'F')).empty()) << "uppercase";
+  EXPECT_TRUE(inboxReceiptMarkers("shoal-rcpt-" + std::string(32, 'g')).empty()) << "not hex";
+  EXPECT_EQ(inboxReceiptMarkers("[shoal-rcpt-" + hex + ",shoal-rcpt-" + hex + "]").size(), 2u);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include <boost/json.hpp>
 
+#include "base/clock.h"
 #include "daemon/fake_runtime_seat_test.h"
 
 namespace shoal::daemon {
@@ -410,6 +411,77 @@ TEST_F(CodexSeatTest, ACompactionThatNeverEndsRetiresTheGeneration) {
   ASSERT_TRUE(eventually([&] { return logged("turn").size() >= 2; }));
   EXPECT_EQ(logged("turn").back().at("threadId").as_string(), thread);  // resumed
   EXPECT_EQ(inputsWith("WAIT_MARK"), 1u);
+}
+
+// Seed 004 §2.1, last paragraph: inbox receipts a dead daemon left inflight on a Codex seat are
+// reconciled against the thread's tool items after the restart — a page Codex received (its
+// receipt marker in an mcpToolCall item) is surfaced, one absent from the complete idle thread
+// is handed out again; neither fails (they used to end `no-read-reconciliation`).
+TEST_F(CodexSeatTest, InboxReceiptsLeftByADeadDaemonAreReconciledByTheirMarker) {
+  const std::string seenMarker = "shoal-rcpt-" + std::string(32, 'a');
+  const std::string unseenMarker = "shoal-rcpt-" + std::string(31, 'b') + "c";
+  std::string thread, seen, unseen;
+  extraArgs_ = {"--compact-hang"};  // a compaction holds the two DMs in the journal
+  {
+    auto seat = open();
+    ASSERT_NE(seat, nullptr);
+    firstTurn(*seat);
+    thread = std::string(logged("turn").back().at("threadId").as_string());
+    ASSERT_TRUE(seat->compact().isOk());
+    seen = send("read through the inbox ALPHA_PAGE_MARK");
+    unseen = send("claimed but never received OMEGA_PAGE_MARK");
+    ASSERT_TRUE(eventually([&] { return seat->snapshot().queued == 2; }));
+  }
+  // What a daemon killed between claiming a page and committing it leaves: both inflight under
+  // their receipts, on the thread.
+  {
+    auto journal =
+        journal::OwnershipJournal::open(FileSystem::posix(), Clock::real(), profile().cwd);
+    ASSERT_TRUE(journal.isOk()) << journal.status().toString();
+    for (const auto& r : (*journal)->view().live) {
+      const std::string& marker = r.id == seen ? seenMarker : unseenMarker;
+      auto begun = (*journal)->beginInflight(journal::BeginInflight{
+          r.id, r.token, journal::InflightPhase::kOutcomeUnknown,
+          journal::RuntimeIdentity{"", thread, marker}, "inbox page claimed"});
+      ASSERT_TRUE(begun.isOk()) << begun.status().toString();
+    }
+  }
+  // Codex's history holds the tool call that received the first page only.
+  {
+    auto text = FileSystem::posix().readFile(state());
+    ASSERT_TRUE(text.isOk());
+    json::value st = json::parse(*text);
+    json::object item{
+        {"type", "mcpToolCall"},
+        {"id", "item-inbox"},
+        {"server", "shoal"},
+        {"tool", "shoal_inbox"},
+        {"status", "completed"},
+        {"arguments", json::object{}},
+        {"result", json::object{{"content", json::array{json::object{
+                                                {"type", "text"},
+                                                {"text", "shoal_inbox receipts [" + seenMarker +
+                                                             "]\n1 message(s)"}}}}}},
+        {"error", nullptr}};
+    st.at("threads").at(thread).at("turns").as_array().push_back(
+        json::object{{"id", "turn-inbox"},
+                     {"status", "completed"},
+                     {"items", json::array{item}},
+                     {"error", nullptr}});
+    ASSERT_TRUE(writeFileAtomically(FileSystem::posix(), state(), json::serialize(st)).isOk());
+  }
+  auto seat = open();  // the same command: a changed one would start a fresh thread
+  ASSERT_NE(seat, nullptr);
+  ASSERT_TRUE(eventually([&] { return tombstone(seen) && tombstone(unseen); }))
+      << seat->snapshot().note;
+  EXPECT_EQ(tombstone(seen)->state, journal::OwnerState::kSurfaced) << tombstone(seen)->reason;
+  EXPECT_NE(tombstone(seen)->reason.find("reconciled"), std::string::npos)
+      << tombstone(seen)->reason;
+  EXPECT_EQ(tombstone(unseen)->state, journal::OwnerState::kSurfaced) << tombstone(unseen)->reason;
+  EXPECT_EQ(inputsWith("ALPHA_PAGE_MARK"), 0u) << "a page Codex received was handed out again";
+  EXPECT_EQ(inputsWith("OMEGA_PAGE_MARK"), 1u);
+  EXPECT_EQ(seat->snapshot().counters.failed, 0u);
+  EXPECT_EQ(reads(), 1u);
 }
 
 }  // namespace

@@ -18,7 +18,8 @@
 //   kCondition    the runtime reported trouble that did not end the turn (rate limit, retry)
 //   kWork         a work event (assistant text, a tool step): activity evidence only
 //   kReady        the runtime answered its readiness handshake (drivers that needReady())
-//   kReconciled   the answer to reconcile(thread): `clientIds` the thread's history holds,
+//   kReconciled   the answer to reconcile(thread): `clientIds` the thread's history holds
+//                 (and `markers`, the inbox receipts its tool items carry),
 //                 `complete` when it is a complete snapshot of an inactive thread (only that
 //                 proves an id absent), `pending` when it is the complete history of an active
 //                 one, `detail` = the error of a failed read
@@ -73,6 +74,9 @@ struct DriverEvent {
   // materialised yet (seed 004 §3.2 `pending`).
   bool pending = false;
   std::string threadId;  // kReconciled: the thread that was read
+  // kReconciled: the inbox receipt markers found in the history's tool items (shoal_inbox pages
+  // the runtime received).
+  std::vector<std::string> markers;
 };
 
 using DriverSink = std::function<void(DriverEvent)>;

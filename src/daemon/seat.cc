@@ -381,8 +381,9 @@ class Seat::Impl {
   // have read when it died, waiting for the next generation's thread/read.
   struct Reconciling {
     Handed owner;
-    std::string handoffId;
+    std::string handoffId;  // the userMessage clientId, or the inbox receipt when `marker`
     std::string threadId;
+    bool marker = false;  // an inbox receipt: looked for in the history's tool items
   };
   std::vector<Reconciling> reconciling_;
   std::map<std::string, int> handoffs_;      // live deliveries handed out, times (this daemon life)
@@ -448,16 +449,20 @@ Status Seat::Impl::open() {
   }
   // Whatever a previous daemon left inflight may or may not have been read by its runtime.
   // Raw stdin and Claude cannot be asked: it ends failed, never replayed. A Codex handoff with
-  // its thread recorded waits for the first generation's thread/read (reconciliation).
+  // its thread recorded waits for the first generation's thread/read (reconciliation), and so
+  // does a Codex inbox receipt: the page it went out on is in the thread's tool items if Codex
+  // received it (seed 004 §2.1, last paragraph).
   std::vector<Handed> leftover;
   for (const auto& record : journal_->view().live) {
     if (!journal::isInflight(record.state)) continue;
-    const auto slash = record.runtime.receipt.rfind('/');
+    const std::string& receipt = record.runtime.receipt;
+    const auto slash = receipt.rfind('/');
+    const bool inboxReceipt = inboxReceiptMarkers(receipt) == std::vector<std::string>{receipt};
     if (profile_.runtime == RuntimeKind::kCodex && !record.runtime.sessionId.empty() &&
-        slash != std::string::npos) {
+        (slash != std::string::npos || inboxReceipt)) {
       reconciling_.push_back(Reconciling{Handed{record.id, record.token, record.target, {}, {}, 0},
-                                         record.runtime.receipt.substr(0, slash),
-                                         record.runtime.sessionId});
+                                         inboxReceipt ? receipt : receipt.substr(0, slash),
+                                         record.runtime.sessionId, inboxReceipt});
       continue;
     }
     leftover.push_back(Handed{record.id, record.token, record.target, {}, {}, 0});
@@ -1218,22 +1223,23 @@ void Seat::Impl::reconciled(const DriverEvent& e) {
       open.push_back(std::move(r));
       continue;
     }
-    const bool read =
-        std::find(e.clientIds.begin(), e.clientIds.end(), r.handoffId) != e.clientIds.end();
+    const auto& seen = r.marker ? e.markers : e.clientIds;
+    const bool read = std::find(seen.begin(), seen.end(), r.handoffId) != seen.end();
     if (read) {
       surfaced.push_back(std::move(r.owner));
     } else if (e.complete) {
       // Proved absent from a complete snapshot of the idle thread: never read, safe to hand
       // out again.
-      requeue.add(
-          journal::Requeue{r.owner.id, r.owner.token,
-                           "absent: thread " + r.threadId + " never read handoff " + r.handoffId});
+      requeue.add(journal::Requeue{r.owner.id, r.owner.token,
+                                   "absent: thread " + r.threadId + " never read " +
+                                       (r.marker ? "inbox page " : "handoff ") + r.handoffId});
     } else {
       open.push_back(std::move(r));
     }
   }
   if (!surfaced.empty()) {
     settleSurfaced(std::move(surfaced), "reconciled: the runtime's thread shows it was read", "");
+    // (An inbox page found in a tool item counts the same: Codex received that page.)
   }
   if (!requeue.ops.empty()) {
     auto done = journal_->commit(std::move(requeue));
@@ -2110,7 +2116,7 @@ void Seat::Impl::claimInbox(InboxRequest& request, int attempt) {
     item.deliveryId = record.id;
     input.items.push_back(std::move(item));
     InboxClaim c;
-    c.receipt = "shoal-rcpt-" + *receipt;
+    c.receipt = std::string(kInboxReceiptPrefix) + *receipt;
     c.id = record.id;
     c.token = record.token;
     c.sender = record.target;
