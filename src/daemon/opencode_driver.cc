@@ -42,6 +42,7 @@ constexpr milliseconds kSetupBudget{20000};
 constexpr milliseconds kSilence{35000};
 // Model retries (OpenCode retries a 5xx without end) bounded by the daemon.
 constexpr int kMaxRetries = 6;
+constexpr std::string_view kContextOverflow = "ContextOverflowError";
 // The summarize call answers only once the compaction is over (the seat bounds it anyway).
 constexpr milliseconds kSummarizeTimeout{std::chrono::minutes(15)};
 constexpr milliseconds kMaxRetrying{120000};
@@ -85,6 +86,11 @@ struct Runner {
   bool started = false;              // kTurnStarted reported
   std::string errorCandidate;        // a session.error no positive activity cleared
   std::string assistantError;        // the last answering assistant's error
+  // A context overflow under `compaction.auto=false` (seed 004 §3): the processor's idle starts
+  // the cleanup drain, the errored assistant update proves the cleanup, the Runner's idle ends
+  // the turn — in error, on the same server.
+  bool overflowDrain = false;
+  bool overflowCleaned = false;
   int retries = 0;
   Clock::time_point firstRetry;
 };
@@ -519,7 +525,12 @@ class OpenCodeDriver final : public ChildDriver {
         providerId_ = e.providerId;  // the model the session runs (summarize needs it)
         modelId_ = e.modelId;
       }
-      if (summarize_) {
+      // OpenCode sends the deprecated session.idle right after every idle status: one idle.
+      const bool echo = e.kind == K::kIdle && idleEcho_;
+      if (e.kind != K::kHeartbeat) idleEcho_ = e.kind == K::kStatus && e.status == "idle";
+      if (echo) {
+        // the idle status just handled
+      } else if (summarize_) {
         retireWhy = onSummarize(e, out);
       } else {
         retireWhy = onRunner(e, out);
@@ -728,8 +739,32 @@ class OpenCodeDriver final : public ChildDriver {
     return why;
   }
 
+  static bool isOverflow(const std::string& error) { return error.rfind(kContextOverflow, 0) == 0; }
+
   std::string idle(std::vector<DriverEvent>& out) {
     if (!runner_ || !runner_->admitted) return "";  // before admission: proves nothing
+    if (runner_->acked &&
+        (isOverflow(runner_->errorCandidate) || isOverflow(runner_->assistantError))) {
+      if (!runner_->overflowDrain) {
+        runner_->overflowDrain = true;  // the processor's idle: cleanup follows
+        return "";
+      }
+      if (runner_->overflowCleaned) {
+        // The Runner's idle after the proven cleanup: the turn ends in error, the server and
+        // its session stay (a summarize can free the context).
+        DriverEvent end;
+        end.kind = DriverEvent::Kind::kTurnEnded;
+        end.isError = true;
+        end.detail = "context_overflow: " + runner_->assistantError +
+                     " (OpenCode's automatic compaction is off: `shoal seat compact` "
+                     "summarizes the session)";
+        end.condition = condition(wire::ConditionCode::kFailed, "context_overflow", end.detail);
+        out.push_back(std::move(end));
+        runner_.reset();
+        return "";
+      }
+      // A second idle without the errored assistant: nothing proved the cleanup.
+    }
     if (!runner_->acked) {
       std::string why = "its run went idle without an answer to prompt " + runner_->messageId;
       if (!runner_->errorCandidate.empty()) why += " (" + runner_->errorCandidate + ")";
@@ -767,6 +802,9 @@ class OpenCodeDriver final : public ChildDriver {
     if (!e.errorName.empty()) {
       runner_->assistantError = (e.summary ? "context_compaction_failed: " : "") + e.errorName +
                                 (e.errorMessage.empty() ? "" : ": " + e.errorMessage);
+      if (runner_->overflowDrain && e.completed && isOverflow(runner_->assistantError)) {
+        runner_->overflowCleaned = true;
+      }
     } else {
       runner_->errorCandidate.clear();  // correlated positive activity
       if (e.completed && e.finish != "tool-calls" && e.finish != "unknown") {
@@ -803,6 +841,7 @@ class OpenCodeDriver final : public ChildDriver {
   std::string session_;
   mcp::EventStream* stream_ = nullptr;  // while run() holds it
   std::optional<Runner> runner_;
+  bool idleEcho_ = false;  // the last event was an idle status: a session.idle repeats it
   std::optional<Summarize> summarize_;
   uint64_t summarizeSeq_ = 0;
   std::thread summarizeThread_;  // the summarize call (gate thread starts it, destructor joins)

@@ -47,8 +47,12 @@
 // an idle before `session.compacted`, endless retries or a non-`true` answer end it
 // `context_compaction_failed` and retire the generation. No prompt goes out while it runs.
 //
-// Not built (issue 8): the two-idle context-overflow machine of `compaction.auto=false`, native
-// interrupt.
+// Context overflow under `compaction.auto=false` (ContextOverflowError): the processor's idle
+// starts the cleanup drain, the errored exact-parent assistant proves it, the Runner's idle
+// ends the turn in error (`context_overflow: …`) and the server stays. A session.idle right
+// after an idle status is the same idle.
+//
+// Not built (issue 8): native interrupt.
 #pragma once
 
 #include <memory>

@@ -383,5 +383,30 @@ TEST_F(OpenCodeSeatTest, AnUnprovenSummarizeFailsAndReplacesTheServer) {
   }
 }
 
+// A context overflow under `compaction.auto=false` (seed 004 §3, the two-idle machine): the
+// processor's idle starts the cleanup drain, the errored assistant proves it, the Runner's idle
+// ends the turn in error — naming the remedy — on the same server; the session can then be
+// summarized and the next DM is answered there.
+TEST_F(OpenCodeSeatTest, AContextOverflowEndsTheTurnAtTheRunnersIdleOnTheSameServer) {
+  auto seat = open();
+  ASSERT_NE(seat, nullptr);
+  send("a huge request FAKE_OVERFLOW");
+  ASSERT_TRUE(eventually([&] { return wakesOf("wake-failed") == 1; })) << runtimeLog();
+  const auto failed = wakes();
+  std::string detail;
+  for (const auto& w : failed) {
+    if (w.at("kind").as_string() == "wake-failed") detail = std::string(w.at("detail").as_string());
+  }
+  EXPECT_EQ(detail.rfind("context_overflow: ContextOverflowError", 0), 0u) << detail;
+  EXPECT_NE(detail.find("shoal seat compact"), std::string::npos) << detail;
+  EXPECT_EQ(runtimeLog().find("[shoal] retiring"), std::string::npos) << runtimeLog();
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().state == "running"; }));
+  EXPECT_EQ(compactAndWait(*seat), "compacted") << seat->snapshot().compaction.detail;
+  send("a smaller one AFTER_MARK");
+  ASSERT_TRUE(eventually([&] { return wakesOf("turn-completed") == 1; })) << runtimeLog();
+  EXPECT_EQ(seat->snapshot().counters.launches, 1u);
+  EXPECT_EQ(seat->snapshot().counters.surfaced, 2u);
+}
+
 }  // namespace
 }  // namespace shoal::daemon

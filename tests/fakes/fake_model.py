@@ -18,6 +18,9 @@ Replies follow rules, not a sequence (the CLI may send side requests), applied t
 message with role "user" (the CLI can append a role "system" message after it, and puts
 `<system-reminder>` text blocks before the user's own text):
   * its last block is a tool_result        -> text  "TOOL_RESULT_SEEN: <the result's text>"
+  * the user text contains FAKE_MODEL_CONTEXT (and is not a summary request: no
+    `<conversation>` in it) -> HTTP 400 context_length_exceeded (OpenAI routes: the OpenAI
+    context-length error body, which OpenCode turns into ContextOverflowError)
   * the user text contains FAKE_MODEL_500  -> HTTP 500 (FAKE_MODEL_400 -> HTTP 400), with an
                                               Anthropic-shaped JSON error body
   * the user text contains "CALL_ECHO <w>" -> a tool_use of the first offered tool whose name
@@ -216,6 +219,12 @@ OPENAI_ERROR_TYPES = {
     404: "invalid_request_error",
     429: "rate_limit_error",
 }
+
+# OpenAI's context-length refusal (HTTP 400), as providers send it.
+CONTEXT_LENGTH_ERROR = {"error": {
+    "message": "This model's maximum context length is 1000 tokens. However, your messages "
+               "resulted in 5000 tokens.",
+    "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}}
 
 CALL_SHELL = re.compile(r"CALL_SHELL(_ESC)?[ \t]+([^\n]+)")
 
@@ -734,6 +743,12 @@ class Handler(BaseHTTPRequestHandler):
             time.sleep(self.model.delay_s)
 
         status = self.model.forced_status
+        if (status is None and tool_result is None and "FAKE_MODEL_CONTEXT" in user_text
+                and "<conversation>" not in user_text):
+            record.update(status=400, reply="context_length_exceeded")
+            self.model.log(record)
+            self._send_json(400, CONTEXT_LENGTH_ERROR)
+            return
         if status is None and tool_result is None:
             if "FAKE_MODEL_500" in user_text:
                 status = 500

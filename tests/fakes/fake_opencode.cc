@@ -69,6 +69,11 @@
 //   FAKE_ERROR_FATAL     after the wait: session.error {sessionID,error:{name:"APIError",data:
 //                        {message:"fake forced error 400",statusCode:400,isRetryable:false}}},
 //                        the assistant completed with that error (no finish), then idle.
+//   FAKE_OVERFLOW        a context overflow under `compaction.auto=false`, as 1.18.33 does it:
+//                        after the wait session.error {name:"ContextOverflowError",data:
+//                        {message,responseBody}}, the processor's idle (session.status idle +
+//                        session.idle), the assistant completed with finish "error" and that
+//                        error, then the Runner's idle — two idles.
 //   FAKE_ERROR_RECOVER   right after busy a session.error {name:"UnknownError",data:{message:
 //                        "fake transient error"}}, then the normal answer.
 //   FAKE_RETRY_FOREVER   after the assistant is created, session.status {type:"retry",attempt:n,
@@ -1229,6 +1234,18 @@ class FakeOpenCode {
           {{"message", "fake forced error 400"}, {"statusCode", 400}, {"isRetryable", false}});
       emit("session.error", {{"sessionID", sessionId}, {"error", error}});
       finishAnswer(s, userId, assistant, nullptr, error);
+      return true;
+    }
+    if (has(text, "FAKE_OVERFLOW")) {
+      json::object error = errorJson(
+          "ContextOverflowError",
+          {{"message",
+            "This model's maximum context length is 1000 tokens. However, your messages resulted "
+            "in 5000 tokens."},
+           {"responseBody", R"({"error":{"code":"context_length_exceeded"}})"}});
+      emit("session.error", {{"sessionID", sessionId}, {"error", error}});
+      setStatus(s, "idle");  // the processor halts; the Runner's idle follows the cleanup
+      finishAnswer(s, userId, assistant, "error", error);
       return true;
     }
     if (has(text, "FAKE_TOOLS")) {

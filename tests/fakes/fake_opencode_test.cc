@@ -970,6 +970,32 @@ TEST_F(FakeOpenCodeTest, FatalErrorEndsTheAssistantWithTheApiError) {
   EXPECT_TRUE(ended.at("time").as_object().contains("completed"));
 }
 
+// FAKE_OVERFLOW: the `compaction.auto=false` overflow of 1.18.33 — session.error
+// ContextOverflowError, the processor's idle, the assistant completed with finish "error" and
+// that error, then the Runner's idle.
+TEST_F(FakeOpenCodeTest, OverflowIsTwoIdlesWithTheErroredAssistantBetween) {
+  Fake fake = start();
+  ASSERT_NE(fake.port, 0);
+  auto stream = subscribe(fake.port);
+  ASSERT_NE(stream, nullptr);
+  const std::string session = createSession(fake.port, *stream);
+  promptAsync(fake.port, session, "FAKE_OVERFLOW");
+  auto events = untilIdle(*stream, session);
+  ASSERT_EQ(labels(events),
+            (std::vector<std::string>{"message.updated:user", "message.part.updated:text",
+                                      "session.status:busy", "message.updated:assistant",
+                                      "session.error", "session.status:idle", "session.idle"}));
+  EXPECT_EQ(props(events[4]).at("error").at("name").as_string(), "ContextOverflowError");
+  auto after = untilIdle(*stream, session);
+  ASSERT_GE(after.size(), 3u);
+  EXPECT_EQ(label(after.front()), "message.updated:assistant");
+  const json::object& ended = props(after.front()).at("info").as_object();
+  EXPECT_EQ(ended.at("finish").as_string(), "error");
+  EXPECT_EQ(ended.at("error"), props(events[4]).at("error"));
+  EXPECT_EQ(label(after[after.size() - 2]), "session.status:idle");
+  EXPECT_EQ(label(after.back()), "session.idle");
+}
+
 // FAKE_CRASH: the assistant's message.updated reaches the stream, then the process exits 3.
 TEST_F(FakeOpenCodeTest, CrashExitsThreeAfterTheAssistantIsCreated) {
   Fake fake = start();

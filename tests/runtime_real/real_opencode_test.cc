@@ -215,10 +215,13 @@ class RealOpenCodeTest : public shoal::testing::ManagedSpaceTest {
                         {"small_model", "fake/fake-model"},
                         {"autoupdate", false},
                         {"share", "disabled"}};
+    if (!autoCompaction_) config["compaction"] = json::object{{"auto", false}};
     Status wrote = writeFileAtomically(FileSystem::posix(), dir_->join("opencode.json"),
                                        json::serialize(config));
     ASSERT_TRUE(wrote.isOk()) << wrote.toString();
   }
+
+  bool autoCompaction_ = true;  // opencode.json `compaction.auto` (rewrite the config to change)
 
   SeatProfile profile() {
     SeatProfile p;
@@ -667,6 +670,42 @@ TEST_F(RealOpenCodeTest, AResumedSessionCompactsAndARefusedSummaryRetiresTheServ
       eventually([&] { return seat->snapshot().counters.launches == launches + 1; }, kTurnWait))
       << "the server was not replaced\n"
       << diagnostics(seat.get());
+}
+
+// With `compaction.auto=false` a provider's context-length refusal is OpenCode's
+// ContextOverflowError with two idles (the processor's, then the Runner's after the errored
+// assistant): the wake fails `context_overflow` at the second, the server stays, a summarize
+// frees the session and the next DM is answered by the same server.
+TEST_F(RealOpenCodeTest, AContextOverflowWithAutoCompactionOffKeepsTheServer) {
+  autoCompaction_ = false;
+  writeOpenCodeConfig();
+  ASSERT_FALSE(HasFailure());
+  auto seat = open();
+  ASSERT_NE(seat, nullptr);
+  deliver(*seat, "first REAL_OC_FIRST", "REAL_OC_FIRST", 1);
+  ASSERT_FALSE(HasFailure());
+  ASSERT_TRUE(eventually([&] { return turnsCompleted() == 1; }, kTurnWait))
+      << diagnostics(seat.get());
+  send("too big FAKE_MODEL_CONTEXT REAL_OC_BIG");
+  ASSERT_TRUE(eventually([&] { return wakesOf("wake-failed") == 1; }, kTurnWait))
+      << diagnostics(seat.get());
+  std::string detail;
+  for (const auto& w : wakes()) {
+    if (w.at("kind").as_string() == "wake-failed") detail = std::string(w.at("detail").as_string());
+  }
+  EXPECT_EQ(detail.rfind("context_overflow: ContextOverflowError", 0), 0u) << detail;
+  EXPECT_EQ(runtimeLog().find("[shoal] retiring"), std::string::npos) << runtimeLog();
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().state == "running"; }, kTurnWait));
+  ASSERT_TRUE(seat->compact().isOk());
+  ASSERT_TRUE(
+      eventually([&] { return seat->snapshot().compaction.state != "compacting"; }, kTurnWait))
+      << diagnostics(seat.get());
+  EXPECT_EQ(seat->snapshot().compaction.state, "compacted") << diagnostics(seat.get());
+  deliver(*seat, "smaller now REAL_OC_SMALL", "REAL_OC_SMALL", 3);
+  ASSERT_FALSE(HasFailure());
+  ASSERT_TRUE(eventually([&] { return turnsCompleted() == 2; }, kTurnWait))
+      << diagnostics(seat.get());
+  EXPECT_EQ(seat->snapshot().counters.launches, 1u) << diagnostics(seat.get());
 }
 
 // The whole loop through the real binary: the scripted model tells OpenCode to call the seat's
