@@ -254,7 +254,7 @@ int runSeatShow(const SeatArgs& args) {
 
 // seat compact: starts a compaction (the daemon answers at once) and follows seat.show until
 // it ended. Exit 0 compacted, 1 refused or failed, 4 still compacting after --wait.
-constexpr int kExitStillCompacting = 4;
+constexpr int kExitStillRunning = 4;  // a compaction or an interrupted turn still runs
 
 int runSeatCompact(const SeatArgs& args) {
   const std::string what = "shoal seat compact";
@@ -306,7 +306,7 @@ int runSeatCompact(const SeatArgs& args) {
                               args.waitSeconds, id));
       }
     }
-    return args.noWait ? 0 : kExitStillCompacting;
+    return args.noWait ? 0 : kExitStillRunning;
   }
   return printFailure(
       what, failedPrecondition("compaction-failed", "seat " + id + " did not compact: " +
@@ -333,6 +333,42 @@ int runSeatState(const SeatArgs& args, const std::string& verb) {
   if (verb == "sleep") printDetail("it stays on the mesh; a direct message wakes it");
   if (verb == "stop") printDetail("it left the mesh; its direct messages wait in the broker");
   return 0;
+}
+
+// seat interrupt: asks the runtime to stop its running turn, then waits (--wait) for that turn
+// to end. Exit 0 ended, 1 refused, 4 asked but still running after --wait.
+int runSeatInterrupt(const SeatArgs& args) {
+  const std::string what = "shoal seat interrupt";
+  const std::string id = seatId(args.name);
+  auto asked = ask(args.target, "seat.interrupt", {{"id", id}}, kSeatOpTimeout);
+  if (!asked.isOk()) return printFailure(what, asked.status());
+  const int64_t turnsBefore = asked->at("turns").to_number<int64_t>();
+  json::value last = *asked;
+  bool ended = false;
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(static_cast<int64_t>(args.waitSeconds * 1000));
+  while (!args.noWait) {
+    auto row = ask(args.target, "seat.show", {{"id", id}});
+    if (!row.isOk()) return printFailure(what, row.status());
+    last = row->at("seat");
+    ended = last.at("turns").to_number<int64_t>() > turnsBefore ||
+            last.at("generation") != asked->at("generation");
+    if (ended || std::chrono::steady_clock::now() >= deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  if (args.json) {
+    std::printf("%s\n", json::serialize(last).c_str());
+  } else if (args.noWait) {
+    printOk("asked seat " + id + " to stop its turn");
+  } else if (ended) {
+    printOk("seat " + id + ": the turn was interrupted");
+    printDetail("its deliveries' wakes failed `interrupted`; queued messages go out next");
+  } else {
+    printNote(fmt::format("asked seat {} to stop its turn; it has not ended after {} s", id,
+                          args.waitSeconds));
+  }
+  if (args.noWait || ended) return 0;
+  return kExitStillRunning;
 }
 
 int runSeatRm(const SeatArgs& args) {
@@ -414,6 +450,19 @@ void registerDaemonCommands(CLI::App& app, CommandResult& result) {
   addMeshTargetOptions(cp, compact->target, "the daemon's reply");
   cp->add_flag("--json", compact->json, "machine-readable output (the seat's row)");
   cp->callback([compact, &result] { result.exitCode = runSeatCompact(*compact); });
+
+  auto stopTurn = std::make_shared<SeatArgs>();
+  stopTurn->waitSeconds = 30;
+  CLI::App* it = seat->add_subcommand(
+      "interrupt", "stop a seat's running turn (claude, codex, opencode); the session stays");
+  it->add_option("seat", stopTurn->name, "its id or name")->required();
+  it->add_option("--wait", stopTurn->waitSeconds,
+                 "wait this many seconds for the turn to end (exit 4 after)")
+      ->capture_default_str();
+  it->add_flag("--no-wait", stopTurn->noWait, "return once asked");
+  addMeshTargetOptions(it, stopTurn->target, "the daemon's reply");
+  it->add_flag("--json", stopTurn->json, "machine-readable output (the seat's row)");
+  it->callback([stopTurn, &result] { result.exitCode = runSeatInterrupt(*stopTurn); });
 
   addSeatEventsCommand(seat, result);
 

@@ -28,6 +28,11 @@ class ClaudeDriver final : public ChildDriver {
     MutexLock lock(mu_);
     return session_;
   }
+  bool interrupts() const override { return true; }
+  Status interrupt() override {
+    const std::string id = "shoal-interrupt-" + std::to_string(++interrupts_);
+    return child_->writeStdin(claudeInterruptRequest(id), spec_.stdinWriteTimeout).status;
+  }
 
  private:
   std::string frame(const Handoff& handoff) const override {
@@ -87,6 +92,7 @@ class ClaudeDriver final : public ChildDriver {
 
   mutable Mutex mu_;
   std::string session_ SHOAL_GUARDED_BY(mu_);
+  uint64_t interrupts_ = 0;  // gate thread only
 };
 
 }  // namespace

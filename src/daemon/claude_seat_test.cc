@@ -447,6 +447,34 @@ TEST_F(ClaudeSeatTest, ShutdownDeadlineCutsTheGraceForAHungRuntime) {
   EXPECT_EQ(seat->snapshot().state, "stopped");
 }
 
+// `shoal seat interrupt`: the interrupt control request stops a hung turn; the turn ends failed
+// (`interrupted …`), the DM it held stays surfaced (Claude read it), the same process takes the
+// DM that waited behind it. With no turn running there is nothing to interrupt.
+TEST_F(ClaudeSeatTest, InterruptStopsTheRunningTurnAndTheNextDmGoesOut) {
+  auto seat = open(profile());
+  ASSERT_NE(seat, nullptr);
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().state == "running"; }));
+  Status idle = seat->interrupt();
+  EXPECT_EQ(idle.reason(), "not-in-a-turn") << idle.toString();
+  const std::string hung = send("never answered FAKE_HANG");
+  ASSERT_TRUE(eventually([&] { return inputsWith("FAKE_HANG") == 1; }));
+  ASSERT_TRUE(eventually([&] { return tombstone(hung).has_value(); }));
+  const std::string next = send("waiting behind it NEXT_MARK");
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().queued == 1; }));
+  Status asked = seat->interrupt();
+  ASSERT_TRUE(asked.isOk()) << asked.toString();
+  ASSERT_TRUE(eventually([&] { return inputsWith("NEXT_MARK") == 1; }));
+  ASSERT_TRUE(eventually([&] { return tombstone(next).has_value(); }));
+  EXPECT_EQ(tombstone(hung)->state, journal::OwnerState::kSurfaced);
+  EXPECT_EQ(tombstone(next)->state, journal::OwnerState::kSurfaced);
+  std::string detail;
+  for (const auto& e : wakeEvents()) {
+    if (e.at("kind").as_string() == "wake-failed") detail = std::string(e.at("detail").as_string());
+  }
+  EXPECT_EQ(detail.rfind("interrupted by `shoal seat interrupt`", 0), 0u) << detail;
+  EXPECT_EQ(seat->snapshot().counters.launches, 1u);
+}
+
 TEST_F(ClaudeSeatTest, SleepIsAStrongBoundaryEvenForAHungTurn) {
   auto seat = open(profile());
   ASSERT_NE(seat, nullptr);

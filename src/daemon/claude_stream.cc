@@ -137,6 +137,13 @@ std::string claudeInitializeRequest(std::string_view requestId) {
   return json::serialize(line) + "\n";
 }
 
+std::string claudeInterruptRequest(std::string_view requestId) {
+  json::object line{{"type", "control_request"},
+                    {"request_id", requestId},
+                    {"request", json::object{{"subtype", "interrupt"}}}};
+  return json::serialize(line) + "\n";
+}
+
 std::string claudeUserLine(std::string_view uuid, std::string_view text) {
   json::object message{{"role", "user"}, {"content", text}};
   json::object line{{"type", "user"},

@@ -46,6 +46,8 @@ Result<ClaudeLine> parseClaudeLine(std::string_view line);
 // control_response is the readiness handshake (the process is up and reading stdin; a
 // `--resume` of an unknown session exits before answering).
 std::string claudeInitializeRequest(std::string_view requestId);
+// The interrupt control request (the running turn ends with an error `result`).
+std::string claudeInterruptRequest(std::string_view requestId);
 
 // The stdin line (with its newline) that hands `text` to Claude under `uuid`.
 std::string claudeUserLine(std::string_view uuid, std::string_view text);

@@ -64,6 +64,23 @@ class CodexDriver final : public ChildDriver {
     return write(codexThreadCompactStart(id, thread)).status;
   }
 
+  bool interrupts() const override { return true; }
+  // turn/interrupt of the running turn; it ends with turn/completed `interrupted`.
+  Status interrupt() override {
+    int64_t id = 0;
+    std::string thread, turn;
+    {
+      MutexLock lock(mu_);
+      if (activeTurn_.empty()) {
+        return failedPrecondition("not-in-a-turn", "codex has no turn running (yet)");
+      }
+      id = nextId_++;
+      thread = threadId_;
+      turn = activeTurn_;
+    }
+    return write(codexTurnInterrupt(id, thread, turn)).status;
+  }
+
   Status beginHandshake() {
     int64_t id = 0;
     {

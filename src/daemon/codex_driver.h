@@ -16,8 +16,15 @@
 // later `turn/completed` of that turn; activity of an ended turn is dropped. Server requests
 // (approvals, tool calls) are declined (codexDecline) and reported as a condition.
 //
-// Not built yet (issue 8): the compaction latch, reconciliation through `thread/read`, the
-// two-hop MCP receipt, restart-safety records beyond the saved thread id.
+// Compaction (`shoal seat compact`): `thread/compact/start` at an idle boundary; the compaction
+// runs as a turn of its own, and its completion through the two-event latch
+// (compaction_latch.h) is the one turn end the seat sees — an early `thread/status/changed`
+// idle ends nothing; a failed compaction ends with `context_compaction_failed: …`.
+// Interrupt (`shoal seat interrupt`): `turn/interrupt` of the running turn; it ends with
+// turn/completed `interrupted`.
+// Reconciliation: reconcile() sends `thread/read {includeTurns}`; the answer lists the
+// userMessage clientIds and the inbox receipt markers of tool items (kReconciled). Inbox
+// receipts are one hop (decision 010).
 #pragma once
 
 #include <memory>

@@ -220,6 +220,12 @@ std::string codexThreadRead(int64_t id, std::string_view threadId) {
                    {"params", json::object{{"threadId", threadId}, {"includeTurns", true}}}});
 }
 
+std::string codexTurnInterrupt(int64_t id, std::string_view threadId, std::string_view turnId) {
+  return line(json::object{{"id", id},
+                           {"method", "turn/interrupt"},
+                           {"params", json::object{{"threadId", threadId}, {"turnId", turnId}}}});
+}
+
 std::string codexThreadCompactStart(int64_t id, std::string_view threadId) {
   return line(json::object{{"id", id},
                            {"method", "thread/compact/start"},

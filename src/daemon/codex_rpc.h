@@ -77,6 +77,9 @@ std::string codexInitialized();
 std::string codexThreadStart(int64_t id, std::string_view cwd);
 std::string codexThreadResume(int64_t id, std::string_view threadId, std::string_view cwd);
 std::string codexThreadRead(int64_t id, std::string_view threadId);
+// `turn/interrupt {threadId, turnId}`: answers `{}`; the turn ends with turn/completed
+// `interrupted`.
+std::string codexTurnInterrupt(int64_t id, std::string_view threadId, std::string_view turnId);
 // `thread/compact/start {threadId}`: answers `{}` at once; the compaction runs as a turn of its
 // own (turn/started … turn/completed) that cannot be steered.
 std::string codexThreadCompactStart(int64_t id, std::string_view threadId);

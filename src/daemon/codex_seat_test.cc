@@ -484,5 +484,32 @@ TEST_F(CodexSeatTest, InboxReceiptsLeftByADeadDaemonAreReconciledByTheirMarker) 
   EXPECT_EQ(reads(), 1u);
 }
 
+// `shoal seat interrupt` on Codex: turn/interrupt of the running turn; it ends `interrupted`
+// (the wake fails, saying so), the thread and process stay, and the next DM is a new turn.
+TEST_F(CodexSeatTest, InterruptStopsTheRunningTurnOnTheSameThread) {
+  auto seat = open();
+  ASSERT_NE(seat, nullptr);
+  firstTurn(*seat);
+  send("never answered FAKE_HANG");
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.surfaced == 2; }));
+  ASSERT_TRUE(seat->interrupt().isOk());
+  ASSERT_TRUE(eventually([&] { return wakesOf("wake-failed") == 1; }));
+  auto turns = logged("turn");
+  ASSERT_EQ(turns.size(), 2u);
+  EXPECT_EQ(turns.back().at("status").as_string(), "interrupted");
+  std::string detail;
+  for (const auto& w : wakes()) {
+    if (w.at("kind").as_string() == "wake-failed") detail = std::string(w.at("detail").as_string());
+  }
+  EXPECT_EQ(detail, "interrupted by `shoal seat interrupt` (the turn was interrupted)");
+  send("next one NEXT_MARK");
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.surfaced == 3; }));
+  ASSERT_TRUE(eventually([&] { return logged("turn").size() == 3u; }));
+  EXPECT_EQ(logged("turn").back().at("threadId"), turns.front().at("threadId"));
+  EXPECT_EQ(seat->snapshot().counters.launches, 1u);
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().state == "running"; }));
+  EXPECT_EQ(seat->interrupt().reason(), "not-in-a-turn");
+}
+
 }  // namespace
 }  // namespace shoal::daemon

@@ -306,6 +306,22 @@ Result<std::string> DaemonService::handle(const ControlRequest& request) {
                                                       : DesiredState::kStopped;
     return setState(id, state);
   }
+  if (request.op == "seat.interrupt") {
+    // Asks the runtime to stop its running turn and answers at once with the seat's row from
+    // just before asking; the turn's end shows in seat.show (`turns`, state).
+    SHOAL_RETURN_IF_ERROR(onlyKeys(args, {"id"}, request.op));
+    SHOAL_ASSIGN_OR_RETURN(wire::Principal id, idArg(args));
+    SHOAL_ASSIGN_OR_RETURN(ProfileSnapshot s, store_->get(id));
+    auto it = seats_.find(id.dotForm());
+    if (it == seats_.end()) {
+      return failedPrecondition("seat-not-running", "seat " + id.dotForm() + " is not running");
+    }
+    // The row as it was when asked: a quick runtime ends the turn before interrupt() returns,
+    // and the caller tells the end by `turns` moving past this row's.
+    std::string asked = seatJson(s.profile);
+    SHOAL_RETURN_IF_ERROR(it->second->interrupt());
+    return asked;
+  }
   if (request.op == "seat.compact") {
     // Starts a compaction and answers at once (the control socket serves one request at a
     // time; a compaction can take minutes). Its end shows in seat.show's `compaction`.
@@ -345,7 +361,7 @@ Result<std::string> DaemonService::handle(const ControlRequest& request) {
   return invalidArgument("unknown-op",
                          "the daemon has no op `" + request.op +
                              "` (status, seat.add, seat.list, seat.show, seat.start, seat.sleep, "
-                             "seat.stop, seat.rm, seat.compact, seat.mcp)");
+                             "seat.stop, seat.rm, seat.compact, seat.interrupt, seat.mcp)");
 }
 
 }  // namespace shoal::daemon

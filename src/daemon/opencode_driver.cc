@@ -43,6 +43,7 @@ constexpr milliseconds kSilence{35000};
 // Model retries (OpenCode retries a 5xx without end) bounded by the daemon.
 constexpr int kMaxRetries = 6;
 constexpr std::string_view kContextOverflow = "ContextOverflowError";
+constexpr std::string_view kAborted = "MessageAbortedError";
 // The summarize call answers only once the compaction is over (the seat bounds it anyway).
 constexpr milliseconds kSummarizeTimeout{std::chrono::minutes(15)};
 constexpr milliseconds kMaxRetrying{120000};
@@ -91,6 +92,9 @@ struct Runner {
   // the turn — in error, on the same server.
   bool overflowDrain = false;
   bool overflowCleaned = false;
+  bool aborting = false;     // interrupt() asked /abort
+  bool abortedSeen = false;  // the exact-parent assistant completed with MessageAbortedError
+  bool answered = false;     // an admitted assistant completed with a final answer
   int retries = 0;
   Clock::time_point firstRetry;
 };
@@ -135,6 +139,44 @@ class OpenCodeDriver final : public ChildDriver {
   bool surfacedOnWrite() const override { return false; }
   bool needsReady() const override { return true; }
   bool compacts() const override { return true; }
+  bool interrupts() const override { return true; }
+
+  // Native interrupt (seed 004 §3): refused until the Runner took our prompt and its
+  // exact-parent assistant exists — an /abort sent earlier can land before the run and be lost
+  // (observed on 1.18.33: the prompt then runs to completion). Then `POST /abort`; the turn
+  // ends at the first idle after the exact-parent assistant completed with MessageAbortedError
+  // (one or two idles come, with or without a session.error, depending on whether the model
+  // call had started), or normally if the answer finished first; then the generation retires
+  // (OpenCode aborts a run started soon after an abort too; nothing says when that is over).
+  Status interrupt() override {
+    std::string session, messageId;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!runner_) return failedPrecondition("not-in-a-turn", "no OpenCode run is active");
+      if (!runner_->admitted || !runner_->acked) {
+        return failedPrecondition("interrupt-not-safe-yet",
+                                  "OpenCode has not taken prompt " + runner_->messageId +
+                                      " into a run yet; an abort now could be lost — try again");
+      }
+      session = session_;
+      messageId = runner_->messageId;
+      runner_->aborting = true;  // before the request: its events may come first
+    }
+    auto reply = request("POST", "/session/" + session + "/abort");
+    Status refused;
+    if (!reply.isOk()) {
+      refused = reply.status().withContext("POST /abort");
+    } else if (reply->status != 200) {
+      refused = unavailable(
+          "opencode-abort-refused",
+          fmt::format("/abort answered HTTP {}: {}", reply->status, reply->body.substr(0, 200)));
+    }
+    if (!refused.isOk()) {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (runner_ && runner_->messageId == messageId) runner_->aborting = false;
+    }
+    return refused;
+  }
 
   // `POST /session/:id/summarize {providerID, modelID, auto:false}` on a thread of its own (the
   // call answers only when the compaction is over); the fence (Summarize) decides its end.
@@ -564,6 +606,9 @@ class OpenCodeDriver final : public ChildDriver {
       case K::kError: {
         const std::string text =
             e.errorName + (e.errorMessage.empty() ? "" : ": " + e.errorMessage);
+        // The abort's own cleanup, which can come after the next prompt went out (seen on
+        // 1.18.33): drained until a fresh run is admitted.
+        if (abortDrain_ && (!runner_ || !runner_->admitted)) break;
         if (!runner_) {
           retireWhy = "it reported an error after the turn was over (" + text + ")";
           break;
@@ -700,6 +745,7 @@ class OpenCodeDriver final : public ChildDriver {
   // Admission proof: the Runner took our prompt.
   void admit(std::vector<DriverEvent>& out) {
     runner_->admitted = true;
+    abortDrain_ = false;  // a fresh run: the last abort's cleanup is over
     if (runner_->started) return;
     runner_->started = true;
     DriverEvent s;
@@ -743,6 +789,24 @@ class OpenCodeDriver final : public ChildDriver {
 
   std::string idle(std::vector<DriverEvent>& out) {
     if (!runner_ || !runner_->admitted) return "";  // before admission: proves nothing
+    if (runner_->aborting && !(runner_->answered && runner_->assistantError.empty())) {
+      // The abort's idles: the first one may come before the aborted assistant (the
+      // processor's); only an idle after it ends the turn. Prompting earlier can get the next
+      // run aborted too (seen on 1.18.33).
+      if (!runner_->abortedSeen) return "";
+      DriverEvent end;
+      end.kind = DriverEvent::Kind::kTurnEnded;
+      end.isError = true;
+      end.detail = runner_->assistantError;
+      out.push_back(std::move(end));
+      runner_.reset();
+      abortDrain_ = true;
+      // OpenCode 1.18.33 also aborts a run started soon after an abort (its cancellation
+      // outlives the idles), and nothing it publishes says when that is over: the seed's
+      // "strict interruption" — a fresh server takes the session on.
+      return "interrupted: OpenCode aborts runs started right after an abort, so a fresh "
+             "server takes the next prompt";
+    }
     if (runner_->acked &&
         (isOverflow(runner_->errorCandidate) || isOverflow(runner_->assistantError))) {
       if (!runner_->overflowDrain) {
@@ -805,10 +869,14 @@ class OpenCodeDriver final : public ChildDriver {
       if (runner_->overflowDrain && e.completed && isOverflow(runner_->assistantError)) {
         runner_->overflowCleaned = true;
       }
+      if (runner_->aborting && e.completed && e.errorName == kAborted) {
+        runner_->abortedSeen = true;
+      }
     } else {
       runner_->errorCandidate.clear();  // correlated positive activity
       if (e.completed && e.finish != "tool-calls" && e.finish != "unknown") {
         runner_->assistantError.clear();
+        runner_->answered = true;
       }
     }
     out.push_back(work());
@@ -841,7 +909,8 @@ class OpenCodeDriver final : public ChildDriver {
   std::string session_;
   mcp::EventStream* stream_ = nullptr;  // while run() holds it
   std::optional<Runner> runner_;
-  bool idleEcho_ = false;  // the last event was an idle status: a session.idle repeats it
+  bool idleEcho_ = false;    // the last event was an idle status: a session.idle repeats it
+  bool abortDrain_ = false;  // an interrupted run's cleanup may still come
   std::optional<Summarize> summarize_;
   uint64_t summarizeSeq_ = 0;
   std::thread summarizeThread_;  // the summarize call (gate thread starts it, destructor joins)

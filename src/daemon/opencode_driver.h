@@ -52,7 +52,10 @@
 // ends the turn in error (`context_overflow: …`) and the server stays. A session.idle right
 // after an idle status is the same idle.
 //
-// Not built (issue 8): native interrupt.
+// Native interrupt (interrupt(), decision 012): refused until the run took the prompt (its
+// exact-parent assistant exists); `POST /abort`; the turn ends at the first idle after that
+// assistant completed with MessageAbortedError, then the generation retires (OpenCode aborts
+// a run started soon after an abort too).
 #pragma once
 
 #include <memory>

@@ -408,5 +408,41 @@ TEST_F(OpenCodeSeatTest, AContextOverflowEndsTheTurnAtTheRunnersIdleOnTheSameSer
   EXPECT_EQ(seat->snapshot().counters.surfaced, 2u);
 }
 
+// Native interrupt (seed 004 §3): refused while the Runner has not taken the prompt (an abort
+// then can be lost); once its exact-parent assistant exists, /abort ends the turn at the idle
+// after the aborted assistant — failed, `interrupted` — and a fresh server takes the session
+// on (OpenCode aborts runs started soon after an abort); the next DM is answered there.
+TEST_F(OpenCodeSeatTest, InterruptAbortsTheAdmittedRunThenReplacesTheServer) {
+  watchdog_ = milliseconds(1500);
+  auto seat = open();
+  ASSERT_NE(seat, nullptr);
+  send("not taken yet FAKE_SILENT");
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().state == "busy"; }));
+  Status early = seat->interrupt();
+  EXPECT_EQ(early.reason(), "interrupt-not-safe-yet") << early.toString();
+  // The watchdog retires that server (the unanswered DM fails, never replayed).
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.launches == 2; })) << runtimeLog();
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().state == "running"; }));
+  send("long one FAKE_HANG");
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.surfaced == 1; })) << runtimeLog();
+  const size_t failedBefore = wakesOf("wake-failed");  // the silent DM's, at the retirement
+  Status asked = seat->interrupt();
+  ASSERT_TRUE(asked.isOk()) << asked.toString();
+  ASSERT_TRUE(eventually([&] { return wakesOf("wake-failed") == failedBefore + 1; }))
+      << runtimeLog();
+  std::string detail;
+  for (const auto& w : wakes()) {
+    if (w.at("kind").as_string() == "wake-failed") detail = std::string(w.at("detail").as_string());
+  }
+  EXPECT_EQ(detail, "interrupted by `shoal seat interrupt` (MessageAbortedError: Aborted)");
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.launches == 3; })) << runtimeLog();
+  EXPECT_NE(runtimeLog().find("retiring this OpenCode server: interrupted"), std::string::npos)
+      << runtimeLog();
+  const std::string after = send("after the interrupt AFTER_MARK");
+  ASSERT_TRUE(eventually([&] { return wakesOf("turn-completed") == 1; })) << runtimeLog();
+  EXPECT_EQ(seat->snapshot().counters.surfaced, 2u);
+  EXPECT_EQ(tombstone(after)->state, journal::OwnerState::kSurfaced);
+}
+
 }  // namespace
 }  // namespace shoal::daemon

@@ -131,6 +131,15 @@ class RuntimeDriver {
   virtual Status compact() {
     return failedPrecondition("compaction-unsupported", "this runtime cannot compact on request");
   }
+  // True: the running turn can be interrupted on request (interrupt()).
+  virtual bool interrupts() const { return false; }
+  // Asks the runtime to stop its running turn (Claude `control_request` interrupt, Codex
+  // `turn/interrupt`, OpenCode `/abort`). OK: asked; the turn's end is reported as usual (a
+  // kTurnEnded with isError). Refused when there is no turn to stop or it cannot be stopped
+  // safely yet.
+  virtual Status interrupt() {
+    return failedPrecondition("interrupt-unsupported", "this runtime cannot be interrupted");
+  }
   // Writes one handoff. OK iff every byte went out; bytesWritten says how many did otherwise.
   virtual runtime::StdinWrite handoff(const Handoff& handoff) = 0;
   // Begins a graceful stop: the runtime reads EOF and may finish what it already read.

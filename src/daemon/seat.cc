@@ -129,7 +129,7 @@ struct InboxRequest {
 };
 
 struct GateEvent {
-  enum class Kind { kAdmitted, kDriver, kWake, kSleep, kStop, kInbox, kCompact };
+  enum class Kind { kAdmitted, kDriver, kWake, kSleep, kStop, kInbox, kCompact, kInterrupt };
   Kind kind = Kind::kAdmitted;
   std::string id;      // kAdmitted
   bool fresh = false;  // kAdmitted: a current directed event (may cold-start a sleeping seat)
@@ -279,6 +279,7 @@ class Seat::Impl {
   void markResumeSafe();
   void markResumeUnsafe();
   void startCompaction(GateEvent& event);
+  void interruptTurn(GateEvent& event);
   void endCompaction(bool failed, const std::string& detail);
   // Runtimes whose session (Claude session id, Codex thread id) a restart resumes.
   bool resumesSessions() const {
@@ -375,7 +376,8 @@ class Seat::Impl {
   std::string instructions_;                // the seat's MCP instructions (fingerprinted)
   bool resumeFallbackUsed_ = false;         // a failed resume fell back to a fresh session
   std::optional<TimePoint> dispatchRetryAt_;
-  bool compacting_ = false;  // a compaction runs: nothing is handed to the runtime
+  bool compacting_ = false;   // a compaction runs: nothing is handed to the runtime
+  bool interrupted_ = false;  // `shoal seat interrupt` asked to stop the running turn
   std::optional<TimePoint> compactDeadline_;
   // Reconciliation (seed 004 §3.2): handoffs a runtime that can be asked (Codex) may or may not
   // have read when it died, waiting for the next generation's thread/read.
@@ -1068,6 +1070,9 @@ void Seat::Impl::handle(GateEvent& e) {
     case GateEvent::Kind::kCompact:
       startCompaction(e);
       return;
+    case GateEvent::Kind::kInterrupt:
+      interruptTurn(e);
+      return;
   }
 }
 
@@ -1326,9 +1331,19 @@ void Seat::Impl::onDriver(const DriverEvent& e) {
         presence([c](mesh::PresencePublisher& p) { p.setCondition(c); });
       }
       return;
-    case DriverEvent::Kind::kTurnEnded:
-      turnEnded(e);
+    case DriverEvent::Kind::kTurnEnded: {
+      // Only an error end is the interrupt's (a turn that finished first stays completed).
+      if (!std::exchange(interrupted_, false) || !e.isError) {
+        turnEnded(e);
+        return;
+      }
+      DriverEvent ended = e;  // the turn `shoal seat interrupt` stopped: it failed, saying so
+      ended.isError = true;
+      ended.detail = "interrupted by `shoal seat interrupt`" +
+                     (e.detail.empty() ? std::string() : " (" + e.detail + ")");
+      turnEnded(ended);
       return;
+    }
     case DriverEvent::Kind::kReady:
       if (!readyDeadline_) return;
       readyDeadline_.reset();
@@ -1705,6 +1720,7 @@ void Seat::Impl::turnEnded(const DriverEvent& e) {
 
 void Seat::Impl::unexpectedExit(const DriverEvent& e) {
   accepting_ = false;
+  interrupted_ = false;
   if (compacting_) {
     endCompaction(true, "context_compaction_failed: the runtime exited (" + exitText(e) +
                             ") before the compaction ended");
@@ -1860,6 +1876,35 @@ void Seat::Impl::startCompaction(GateEvent& e) {
   complete(e.done, Status::ok());
 }
 
+// `shoal seat interrupt`: the runtime's own interrupt; the turn then ends as runtimes end turns.
+void Seat::Impl::interruptTurn(GateEvent& e) {
+  const std::string id = profile_.principal.dotForm();
+  Status refused;
+  if (retiring_ != Retiring::kNone || driver_ == nullptr || !accepting_) {
+    refused = failedPrecondition("seat-not-running",
+                                 "seat " + id + " has no running runtime to interrupt");
+  } else if (!driver_->interrupts()) {
+    refused = failedPrecondition(
+        "interrupt-unsupported",
+        fmt::format("{} seats cannot be interrupted (claude, codex and opencode seats can)",
+                    runtimeKindName(profile_.runtime)));
+  } else if (compacting_) {
+    refused = failedPrecondition("compacting", "seat " + id +
+                                                   " is compacting; a compaction is not "
+                                                   "interrupted (it ends on its own or times out)");
+  } else if (!handoff_) {
+    refused = failedPrecondition("not-in-a-turn", "seat " + id + " is idle: no turn to interrupt");
+  } else if (Status asked = driver_->interrupt(); !asked.isOk()) {
+    refused = std::move(asked);
+  }
+  if (refused.isOk()) {
+    interrupted_ = true;
+    log::info("seat {}: interrupt asked (generation {}, handoff {})", id, generation_,
+              handoff_->id);
+  }
+  complete(e.done, std::move(refused));
+}
+
 void Seat::Impl::endCompaction(bool failed, const std::string& detail) {
   compacting_ = false;
   compactDeadline_.reset();
@@ -1932,6 +1977,7 @@ void Seat::Impl::beginRetire(Retiring kind, std::shared_ptr<Completion> done,
 
 void Seat::Impl::finishRetire() {
   readyDeadline_.reset();
+  interrupted_ = false;
   if (compacting_) endCompaction(true, "the seat stopped before the compaction ended");
   if (driver_ != nullptr) {
     driver_->kill(milliseconds(0));
@@ -2339,6 +2385,9 @@ Status Seat::sleep() {
 }
 Status Seat::compact() {
   return impl_->command(GateEvent::Kind::kCompact, std::nullopt, true);
+}
+Status Seat::interrupt() {
+  return impl_->command(GateEvent::Kind::kInterrupt, std::nullopt, true);
 }
 void Seat::stop() {
   impl_->stop();

@@ -50,6 +50,8 @@
 //     boundary (no turn, no unresolved handoff, no reconciliation); the session is unsafe to
 //     resume meanwhile, nothing is dispatched until the compaction's one turn end, and one
 //     that has not ended within `compactionTimeout` retires the generation.
+//   - Interrupt (interrupt(), decision 012): the runtime's own interrupt of the running turn;
+//     the turn ends failed, "interrupted by `shoal seat interrupt`", unless it had finished.
 //
 // The seat's tools (seat_tools.h) reach into it in three ways:
 //   - Inbox pages (`shoal_inbox`): claimed on the gate into inflight(outcome_unknown) under
@@ -201,6 +203,11 @@ class Seat {
   // `already-compacting`. Its end is in snapshot().compaction. No delivery is handed to the
   // runtime while it runs; arrivals wait in the journal.
   Status compact();
+  // Stops the runtime's running turn (`shoal seat interrupt`). Returns once asked or refused:
+  // `seat-not-running`, `interrupt-unsupported` (exec), `not-in-a-turn`, `compacting`, or the
+  // runtime's own refusal. The turn then ends failed (`interrupted: …`); its deliveries stay
+  // surfaced (the runtime read them) and their wakes fail; queued ones go out next.
+  Status interrupt();
   // Retires the Process and leaves the mesh (strong). Idempotent.
   void stop();
   // The bounded variant (daemon shutdown): request on every seat first, then wait on each with

@@ -136,7 +136,8 @@
 //        aborted, or dropped from the queue by an abort) or the messageID was reused.
 //   POST /session/:id/abort → true, or false when nothing runs. It ends the current answer:
 //        session.error {sessionID,error:{name:"MessageAbortedError",data:{message:"Aborted"}}},
-//        the assistant (if any) message.updated with that error and time.completed,
+//        (with an assistant: session.status idle + session.idle, the processor's) the
+//        assistant (if any) message.updated with that error and time.completed,
 //        session.status idle, session.idle. Prompts queued behind it are dropped (stored,
 //        never answered). Aborting a summary (as real): no session.error, the summary
 //        assistant completed with no error and no finish, idle; waiting summarize calls
@@ -980,8 +981,11 @@ class FakeOpenCode {
     const bool summary = s.currentUser && isCompaction(s.messages.at(*s.currentUser));
     json::value error = nullptr;
     if (!summary) {
+      // As 1.18.33 with the model call in flight: the error, the processor's idle, then the
+      // aborted assistant and the Runner's idle.
       error = errorJson("MessageAbortedError", {{"message", "Aborted"}});
       emit("session.error", {{"sessionID", id}, {"error", error}});
+      if (s.currentAssistant) setStatus(s, "idle");
     }
     if (s.currentUser) {
       finishAnswer(s, *s.currentUser, s.currentAssistant, nullptr, error);

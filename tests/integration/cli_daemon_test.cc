@@ -185,10 +185,11 @@ TEST_F(CliDaemonTest, UpRunsTheDaemonAndAClaudeSeatSleepsAndWakes) {
   }));
 }
 
-// `shoal seat compact`: a Codex seat (the fake app-server) compacts when idle and says so; the
-// seat's row shows the compaction and whether its session is safe to resume; a runtime that
-// cannot compact on request is refused with the reason.
-TEST_F(CliDaemonTest, SeatCompactCompactsACodexSeatAndRefusesOthers) {
+// `shoal seat compact` and `seat interrupt`: a Codex seat (the fake app-server) compacts when
+// idle and says so; the seat's row shows the compaction and whether its session is safe to
+// resume; a hung turn is interrupted and the seat goes on; a runtime that cannot compact on
+// request is refused with the reason.
+TEST_F(CliDaemonTest, SeatCompactAndInterruptOnACodexSeat) {
   ASSERT_EQ(up().code, 0);
   CliRun added = shoal({"seat", "add", "Coder", "--runtime", "codex", "--", FAKE_CODEX_BINARY,
                         "app-server", "--compact-ms", "300"});
@@ -216,6 +217,23 @@ TEST_F(CliDaemonTest, SeatCompactCompactsACodexSeatAndRefusesOthers) {
   // The next DM still surfaces.
   CliRun after = shoal({"send", "dm", "Coder", "after", "compaction", "--wait", "surfaced=20"});
   EXPECT_EQ(after.code, 0) << after.out << after.err;
+
+  // `seat interrupt`: nothing to stop when idle; a hung turn stops, the seat goes on.
+  CliRun idle;
+  ASSERT_TRUE(testing::eventually([&] {
+    idle = shoal({"seat", "interrupt", "Coder"});
+    return idle.err.find("no turn to interrupt") != std::string::npos;
+  })) << idle.out
+      << idle.err;
+  EXPECT_EQ(idle.code, 1);
+  CliRun hung = shoal({"send", "dm", "Coder", "FAKE_HANG", "--wait", "surfaced=20"});
+  ASSERT_EQ(hung.code, 0) << hung.out << hung.err;
+  CliRun stopped = shoal({"seat", "interrupt", "Coder"});
+  EXPECT_EQ(stopped.code, 0) << stopped.out << stopped.err;
+  EXPECT_NE(stopped.out.find("✓ seat local.coder: the turn was interrupted"), std::string::npos)
+      << stopped.out;
+  CliRun again = shoal({"send", "dm", "Coder", "and", "on", "--wait", "surfaced=20"});
+  EXPECT_EQ(again.code, 0) << again.out << again.err;
 
   CliRun exec = shoal({"seat", "add", "Plain", "--", "/bin/cat", "-u"});
   ASSERT_EQ(exec.code, 0) << exec.err;

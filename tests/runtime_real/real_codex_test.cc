@@ -599,5 +599,35 @@ TEST_F(RealCodexSlowModelTest, ADmArrivingMidTurnIsSteeredIntoTheRunningTurn) {
   EXPECT_EQ(seat->snapshot().counters.failed, 0u);
 }
 
+// `shoal seat interrupt` on the real Codex: turn/interrupt while the (slow) model has not
+// answered; the turn ends `interrupted` at once, the wake fails saying so, and the next DM is a
+// new turn on the same thread and process.
+TEST_F(RealCodexSlowModelTest, InterruptStopsTheRunningTurn) {
+  auto seat = open();
+  ASSERT_NE(seat, nullptr);
+  const std::string first = send("a long one REAL_CODEX_STOPME");
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.surfaced == 1; }, kTurnWait))
+      << diagnostics(seat.get());
+  Status asked = seat->interrupt();
+  ASSERT_TRUE(asked.isOk()) << asked.toString() << "\n" << diagnostics(seat.get());
+  ASSERT_TRUE(eventually(
+      [&] {
+        auto kinds = wakeKinds();
+        return std::count(kinds.begin(), kinds.end(), "wake-failed") == 1;
+      },
+      kTurnWait))
+      << diagnostics(seat.get());
+  EXPECT_NE(runtimeLog().find("\"status\":\"interrupted\""), std::string::npos)
+      << diagnostics(seat.get());
+  EXPECT_EQ(turnsCompleted(), 0u);
+  auto t = deliver(*seat, "next one REAL_CODEX_NEXT", "REAL_CODEX_NEXT", 2);
+  ASSERT_FALSE(HasFailure());
+  EXPECT_EQ(t.state, journal::OwnerState::kSurfaced) << t.reason;
+  ASSERT_TRUE(eventually([&] { return turnsCompleted() == 1; }, kTurnWait))
+      << diagnostics(seat.get());
+  EXPECT_EQ(t.runtime.sessionId, tombstone(first)->runtime.sessionId);
+  EXPECT_EQ(seat->snapshot().counters.launches, 1u);
+}
+
 }  // namespace
 }  // namespace shoal::daemon

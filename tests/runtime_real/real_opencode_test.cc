@@ -167,6 +167,9 @@ class RealOpenCodeTest : public shoal::testing::ManagedSpaceTest {
     ::setenv(name.c_str(), value.c_str(), 1);
   }
 
+  // Extra options for fake_model.py (a fixture that needs a slow model adds `--delay-s`).
+  virtual std::vector<std::string> fakeModelArgs() const { return {}; }
+
   // Starts the fake model on a free port and reads its port back from the `listening on` line.
   void startFakeModel() {
     fakeLog_ = dir_->join("fake-model.log");
@@ -176,6 +179,8 @@ class RealOpenCodeTest : public shoal::testing::ManagedSpaceTest {
     opts.argv = {"python3", std::string(SHOAL_SOURCE_DIR) + "/tests/fakes/fake_model.py",
                  "--port",  "0",
                  "--log",   fakeLog_};
+    const std::vector<std::string> extra = fakeModelArgs();
+    opts.argv.insert(opts.argv.end(), extra.begin(), extra.end());
     opts.stdoutTarget = StdioTarget::appendTo(outPath);
     opts.stderrTarget = StdioTarget::appendTo(errPath);
     opts.killOnDestroy = true;
@@ -757,6 +762,47 @@ TEST_F(RealOpenCodeTest, SeatRepliesThroughItsShoalDmTool) {
       << readText(fakeLog_);
   EXPECT_TRUE(eventually([&] { return turnsCompleted() == 1; }, kTurnWait))
       << diagnostics(seat.get());
+}
+
+// The fake model answers 4 s late, so a run is still waiting on it when the seat interrupts.
+class RealOpenCodeSlowModelTest : public RealOpenCodeTest {
+ protected:
+  std::vector<std::string> fakeModelArgs() const override { return {"--delay-s", "4"}; }
+};
+
+// `shoal seat interrupt` on the real OpenCode: once the run took the prompt (its exact-parent
+// assistant exists), /abort; the turn ends failed `interrupted` at the idle after the aborted
+// assistant, the server is replaced (1.18.33 also aborts a run started soon after an abort),
+// and the next DM is answered in the same session.
+TEST_F(RealOpenCodeSlowModelTest, InterruptAbortsTheRunThenReplacesTheServer) {
+  auto seat = open();
+  ASSERT_NE(seat, nullptr);
+  send("a long one REAL_OC_STOPME");
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.surfaced == 1; }, kTurnWait))
+      << diagnostics(seat.get());
+  Status asked = seat->interrupt();
+  ASSERT_TRUE(asked.isOk()) << asked.toString() << "\n" << diagnostics(seat.get());
+  ASSERT_TRUE(eventually([&] { return wakesOf("wake-failed") == 1; }, kTurnWait))
+      << diagnostics(seat.get());
+  std::string detail;
+  for (const auto& w : wakes()) {
+    if (w.at("kind").as_string() == "wake-failed") detail = std::string(w.at("detail").as_string());
+  }
+  EXPECT_EQ(detail.rfind("interrupted by `shoal seat interrupt`", 0), 0u) << detail;
+  ASSERT_TRUE(eventually(
+      [&] {
+        auto snap = seat->snapshot();
+        return snap.counters.launches == 2 && snap.state == "running";
+      },
+      kTurnWait))
+      << diagnostics(seat.get());
+  auto t = deliver(*seat, "next one REAL_OC_NEXT", "REAL_OC_NEXT", 2);
+  ASSERT_FALSE(HasFailure());
+  EXPECT_EQ(t.state, journal::OwnerState::kSurfaced) << t.reason;
+  ASSERT_TRUE(eventually([&] { return turnsCompleted() == 1; }, kTurnWait))
+      << diagnostics(seat.get());
+  EXPECT_NE(runtimeLog().find("retiring this OpenCode server: interrupted"), std::string::npos)
+      << runtimeLog();
 }
 
 }  // namespace
