@@ -439,30 +439,31 @@ void registerDaemonCommands(CLI::App& app, CommandResult& result) {
     c->callback([ss, &result, v] { result.exitCode = runSeatState(*ss, v); });
   }
 
-  auto compact = std::make_shared<SeatArgs>();
-  CLI::App* cp = seat->add_subcommand(
-      "compact", "compact a codex or opencode seat's session context (when it is idle)");
-  cp->add_option("seat", compact->name, "its id or name")->required();
-  cp->add_option("--wait", compact->waitSeconds,
-                 "wait this many seconds for it to end (exit 4 after)")
-      ->capture_default_str();
-  cp->add_flag("--no-wait", compact->noWait, "return once it started");
-  addMeshTargetOptions(cp, compact->target, "the daemon's reply");
-  cp->add_flag("--json", compact->json, "machine-readable output (the seat's row)");
-  cp->callback([compact, &result] { result.exitCode = runSeatCompact(*compact); });
-
-  auto stopTurn = std::make_shared<SeatArgs>();
-  stopTurn->waitSeconds = 30;
-  CLI::App* it = seat->add_subcommand(
-      "interrupt", "stop a seat's running turn (claude, codex, opencode); the session stays");
-  it->add_option("seat", stopTurn->name, "its id or name")->required();
-  it->add_option("--wait", stopTurn->waitSeconds,
-                 "wait this many seconds for the turn to end (exit 4 after)")
-      ->capture_default_str();
-  it->add_flag("--no-wait", stopTurn->noWait, "return once asked");
-  addMeshTargetOptions(it, stopTurn->target, "the daemon's reply");
-  it->add_flag("--json", stopTurn->json, "machine-readable output (the seat's row)");
-  it->callback([stopTurn, &result] { result.exitCode = runSeatInterrupt(*stopTurn); });
+  // Commands that ask the seat's runtime for something and follow it to its end.
+  struct Waited {
+    const char* verb;
+    const char* help;
+    double waitSeconds;
+    const char* noWaitHelp;
+    int (*run)(const SeatArgs&);
+  };
+  const Waited waited[] = {
+      {"compact", "compact a codex or opencode seat's session context (when it is idle)", 600,
+       "return once it started", runSeatCompact},
+      {"interrupt", "stop a seat's running turn (claude, codex, opencode); the session stays", 30,
+       "return once asked", runSeatInterrupt}};
+  for (const Waited& w : waited) {
+    auto wa = std::make_shared<SeatArgs>();
+    wa->waitSeconds = w.waitSeconds;
+    CLI::App* c = seat->add_subcommand(w.verb, w.help);
+    c->add_option("seat", wa->name, "its id or name")->required();
+    c->add_option("--wait", wa->waitSeconds, "wait this many seconds for its end (exit 4 after)")
+        ->capture_default_str();
+    c->add_flag("--no-wait", wa->noWait, w.noWaitHelp);
+    addMeshTargetOptions(c, wa->target, "the daemon's reply");
+    c->add_flag("--json", wa->json, "machine-readable output (the seat's row)");
+    c->callback([wa, &result, fn = w.run] { result.exitCode = fn(*wa); });
+  }
 
   addSeatEventsCommand(seat, result);
 

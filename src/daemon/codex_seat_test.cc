@@ -497,10 +497,7 @@ TEST_F(CodexSeatTest, InterruptStopsTheRunningTurnOnTheSameThread) {
   auto turns = logged("turn");
   ASSERT_EQ(turns.size(), 2u);
   EXPECT_EQ(turns.back().at("status").as_string(), "interrupted");
-  std::string detail;
-  for (const auto& w : wakes()) {
-    if (w.at("kind").as_string() == "wake-failed") detail = std::string(w.at("detail").as_string());
-  }
+  const std::string detail = lastWakeDetail("wake-failed");
   EXPECT_EQ(detail, "interrupted by `shoal seat interrupt` (the turn was interrupted)");
   send("next one NEXT_MARK");
   ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.surfaced == 3; }));

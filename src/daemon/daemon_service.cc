@@ -306,25 +306,11 @@ Result<std::string> DaemonService::handle(const ControlRequest& request) {
                                                       : DesiredState::kStopped;
     return setState(id, state);
   }
-  if (request.op == "seat.interrupt") {
-    // Asks the runtime to stop its running turn and answers at once with the seat's row from
-    // just before asking; the turn's end shows in seat.show (`turns`, state).
-    SHOAL_RETURN_IF_ERROR(onlyKeys(args, {"id"}, request.op));
-    SHOAL_ASSIGN_OR_RETURN(wire::Principal id, idArg(args));
-    SHOAL_ASSIGN_OR_RETURN(ProfileSnapshot s, store_->get(id));
-    auto it = seats_.find(id.dotForm());
-    if (it == seats_.end()) {
-      return failedPrecondition("seat-not-running", "seat " + id.dotForm() + " is not running");
-    }
-    // The row as it was when asked: a quick runtime ends the turn before interrupt() returns,
-    // and the caller tells the end by `turns` moving past this row's.
-    std::string asked = seatJson(s.profile);
-    SHOAL_RETURN_IF_ERROR(it->second->interrupt());
-    return asked;
-  }
-  if (request.op == "seat.compact") {
-    // Starts a compaction and answers at once (the control socket serves one request at a
-    // time; a compaction can take minutes). Its end shows in seat.show's `compaction`.
+  if (request.op == "seat.interrupt" || request.op == "seat.compact") {
+    // Both answer at once (the control socket serves one request at a time; a compaction can
+    // take minutes) with the seat's row from just before asking — a quick runtime can end the
+    // turn before interrupt() returns; the caller tells the end by `turns` (interrupt) or
+    // `compaction` (compact) moving on in seat.show.
     SHOAL_RETURN_IF_ERROR(onlyKeys(args, {"id"}, request.op));
     SHOAL_ASSIGN_OR_RETURN(wire::Principal id, idArg(args));
     SHOAL_ASSIGN_OR_RETURN(ProfileSnapshot s, store_->get(id));
@@ -334,8 +320,13 @@ Result<std::string> DaemonService::handle(const ControlRequest& request) {
                                                         " is not running (`shoal seat start " +
                                                         id.dotForm() + "` runs it)");
     }
+    if (request.op == "seat.interrupt") {
+      std::string asked = seatJson(s.profile);
+      SHOAL_RETURN_IF_ERROR(it->second->interrupt());
+      return asked;
+    }
     SHOAL_RETURN_IF_ERROR(it->second->compact());
-    return seatJson(s.profile);
+    return seatJson(s.profile);  // its `compaction` row: compacting, since when
   }
   if (request.op == "seat.mcp") {
     // Where an open seat's MCP client config is (`shoal mcp --seat`). The seat writes it to

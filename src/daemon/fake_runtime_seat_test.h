@@ -115,6 +115,16 @@ class FakeRuntimeSeatTest : public shoal::testing::ManagedSpaceTest {
     return static_cast<size_t>(std::count(kinds.begin(), kinds.end(), kind));
   }
 
+  // The `detail` of the newest wake event of `kind` ("" when none has one).
+  std::string lastWakeDetail(const std::string& kind) {
+    std::string detail;
+    for (const auto& w : wakes()) {
+      const auto* d = w.if_contains("detail");
+      if (w.at("kind").as_string() == kind && d != nullptr) detail = std::string(d->as_string());
+    }
+    return detail;
+  }
+
   std::optional<journal::OwnershipRecord> tombstone(const std::string& id) {
     auto view = journal::OwnershipJournal::inspect(FileSystem::posix(), profile().cwd);
     if (!view.isOk()) return std::nullopt;

@@ -392,11 +392,7 @@ TEST_F(OpenCodeSeatTest, AContextOverflowEndsTheTurnAtTheRunnersIdleOnTheSameSer
   ASSERT_NE(seat, nullptr);
   send("a huge request FAKE_OVERFLOW");
   ASSERT_TRUE(eventually([&] { return wakesOf("wake-failed") == 1; })) << runtimeLog();
-  const auto failed = wakes();
-  std::string detail;
-  for (const auto& w : failed) {
-    if (w.at("kind").as_string() == "wake-failed") detail = std::string(w.at("detail").as_string());
-  }
+  const std::string detail = lastWakeDetail("wake-failed");
   EXPECT_EQ(detail.rfind("context_overflow: ContextOverflowError", 0), 0u) << detail;
   EXPECT_NE(detail.find("shoal seat compact"), std::string::npos) << detail;
   EXPECT_EQ(runtimeLog().find("[shoal] retiring"), std::string::npos) << runtimeLog();
@@ -430,10 +426,7 @@ TEST_F(OpenCodeSeatTest, InterruptAbortsTheAdmittedRunThenReplacesTheServer) {
   ASSERT_TRUE(asked.isOk()) << asked.toString();
   ASSERT_TRUE(eventually([&] { return wakesOf("wake-failed") == failedBefore + 1; }))
       << runtimeLog();
-  std::string detail;
-  for (const auto& w : wakes()) {
-    if (w.at("kind").as_string() == "wake-failed") detail = std::string(w.at("detail").as_string());
-  }
+  const std::string detail = lastWakeDetail("wake-failed");
   EXPECT_EQ(detail, "interrupted by `shoal seat interrupt` (MessageAbortedError: Aborted)");
   ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.launches == 3; })) << runtimeLog();
   EXPECT_NE(runtimeLog().find("retiring this OpenCode server: interrupted"), std::string::npos)

@@ -301,6 +301,15 @@ class RealOpenCodeTest : public shoal::testing::ManagedSpaceTest {
     return n;
   }
 
+  // The `detail` of the newest wake event of `kind` ("" when none has one).
+  std::string lastWakeDetail(const std::string& kind) {
+    std::string detail;
+    for (const auto& w : wakes()) {
+      if (stringAt(w, "kind") == kind) detail = stringAt(w, "detail");
+    }
+    return detail;
+  }
+
   size_t turnsCompleted() { return wakesOf("turn-completed"); }
 
   // The message ids the turn-completed wakes named, in order.
@@ -694,10 +703,7 @@ TEST_F(RealOpenCodeTest, AContextOverflowWithAutoCompactionOffKeepsTheServer) {
   send("too big FAKE_MODEL_CONTEXT REAL_OC_BIG");
   ASSERT_TRUE(eventually([&] { return wakesOf("wake-failed") == 1; }, kTurnWait))
       << diagnostics(seat.get());
-  std::string detail;
-  for (const auto& w : wakes()) {
-    if (w.at("kind").as_string() == "wake-failed") detail = std::string(w.at("detail").as_string());
-  }
+  const std::string detail = lastWakeDetail("wake-failed");
   EXPECT_EQ(detail.rfind("context_overflow: ContextOverflowError", 0), 0u) << detail;
   EXPECT_EQ(runtimeLog().find("[shoal] retiring"), std::string::npos) << runtimeLog();
   ASSERT_TRUE(eventually([&] { return seat->snapshot().state == "running"; }, kTurnWait));
@@ -784,10 +790,7 @@ TEST_F(RealOpenCodeSlowModelTest, InterruptAbortsTheRunThenReplacesTheServer) {
   ASSERT_TRUE(asked.isOk()) << asked.toString() << "\n" << diagnostics(seat.get());
   ASSERT_TRUE(eventually([&] { return wakesOf("wake-failed") == 1; }, kTurnWait))
       << diagnostics(seat.get());
-  std::string detail;
-  for (const auto& w : wakes()) {
-    if (w.at("kind").as_string() == "wake-failed") detail = std::string(w.at("detail").as_string());
-  }
+  const std::string detail = lastWakeDetail("wake-failed");
   EXPECT_EQ(detail.rfind("interrupted by `shoal seat interrupt`", 0), 0u) << detail;
   ASSERT_TRUE(eventually(
       [&] {
