@@ -173,7 +173,10 @@ class OpenCodeDriver final : public ChildDriver {
     }
     if (!refused.isOk()) {
       std::lock_guard<std::mutex> lock(mu_);
-      if (runner_ && runner_->messageId == messageId) runner_->aborting = false;
+      // The turn ended meanwhile (the abort's events can beat its answer, and the retirement
+      // that follows can cut that answer off): it took effect.
+      if (!runner_ || runner_->messageId != messageId) return Status::ok();
+      runner_->aborting = false;
     }
     return refused;
   }
