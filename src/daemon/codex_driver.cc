@@ -296,13 +296,11 @@ class CodexDriver final : public ChildDriver {
         DriverEvent e;
         e.kind = DriverEvent::Kind::kReconciled;
         e.threadId = read->second;
-        e.clientIds = line.clientIds;
-        e.markers = line.toolMarkers;
-        // Only a complete snapshot of an inactive thread proves an id absent.
-        e.complete = line.hasTurns && line.threadId == read->second &&
-                     (line.threadStatus == "idle" || line.threadStatus == "notLoaded" ||
-                      line.threadStatus == "systemError");
-        e.pending = line.hasTurns && line.threadId == read->second && line.threadStatus == "active";
+        CodexReadSnapshot snapshot = codexReadSnapshot(line, read->second);
+        e.clientIds = std::move(snapshot.clientIds);
+        e.markers = std::move(snapshot.markers);
+        e.complete = snapshot.complete;  // only this proves an identity absent
+        e.pending = snapshot.pending;
         reads_.erase(read);
         reconciled = std::move(e);
       } else if (auto it = requests_.find(line.id); it != requests_.end()) {

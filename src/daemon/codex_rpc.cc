@@ -181,6 +181,18 @@ Result<CodexLine> parseCodexLine(std::string_view text) {
   return out;
 }
 
+CodexReadSnapshot codexReadSnapshot(const CodexLine& read, std::string_view requestedThread) {
+  CodexReadSnapshot out;
+  if (read.threadId != requestedThread) return out;
+  out.clientIds = read.clientIds;
+  out.markers = read.toolMarkers;
+  if (!read.hasTurns) return out;
+  const std::string& status = read.threadStatus;
+  out.complete = status == "idle" || status == "notLoaded" || status == "systemError";
+  out.pending = status == "active";
+  return out;
+}
+
 std::string codexInitialize(int64_t id) {
   return line(json::object{
       {"id", id},

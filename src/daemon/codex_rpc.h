@@ -71,6 +71,19 @@ struct CodexLine {
 // kInvalidArgument `malformed-frame` when the line is not a JSON object.
 Result<CodexLine> parseCodexLine(std::string_view line);
 
+// What a thread/read answer (`read`, a kResponse) says about the thread asked for: the
+// clientIds and inbox receipt markers its history holds; `complete` only for the full history
+// of an inactive thread (status idle, notLoaded or systemError) — the one snapshot that proves
+// an identity absent; `pending` for the full history of an active one. An answer about another
+// thread says nothing (empty).
+struct CodexReadSnapshot {
+  std::vector<std::string> clientIds;
+  std::vector<std::string> markers;
+  bool complete = false;
+  bool pending = false;
+};
+CodexReadSnapshot codexReadSnapshot(const CodexLine& read, std::string_view requestedThread);
+
 // Request / notification lines, each with its newline.
 std::string codexInitialize(int64_t id);
 std::string codexInitialized();

@@ -22,6 +22,7 @@
 #include "daemon/inbox_leases.h"
 #include "daemon/local_inbox.h"
 #include "daemon/presentation.h"
+#include "daemon/reconcile_outcome.h"
 #include "daemon/reply_ledger.h"
 #include "daemon/runtime_driver.h"
 #include "daemon/seat_tools.h"
@@ -1228,11 +1229,10 @@ void Seat::Impl::reconciled(const DriverEvent& e) {
       open.push_back(std::move(r));
       continue;
     }
-    const auto& seen = r.marker ? e.markers : e.clientIds;
-    const bool read = std::find(seen.begin(), seen.end(), r.handoffId) != seen.end();
-    if (read) {
+    const ReconcileOutcome outcome = reconcileOutcome(e, r.threadId, r.handoffId, r.marker);
+    if (outcome == ReconcileOutcome::kSurfaced) {
       surfaced.push_back(std::move(r.owner));
-    } else if (e.complete) {
+    } else if (outcome == ReconcileOutcome::kAbsent) {
       // Proved absent from a complete snapshot of the idle thread: never read, safe to hand
       // out again.
       requeue.add(journal::Requeue{r.owner.id, r.owner.token,
