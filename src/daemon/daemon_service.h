@@ -11,7 +11,10 @@
 //                                    "inboxClaimed","inboxLeases","awaitingReply","replied",
 //                                    "noVisibleReply","replyFailed","note",
 //                                    "recentResults":[{"message","target","result",
-//                                    "replyId"?,"reason"?,"at"}],"channelModes":{…}}]}
+//                                    "replyId"?,"reason"?,"at"}],"channelModes":{…},
+//                                    "session"?:{"id","resumeSafe"},
+//                                    "compaction"?:{"state","startedAt","endedAt"?,
+//                                    "detail"?}}]}
 //   seat.add   {profile fields}     mints the seat's lifecycle uid, creates the profile, opens
 //                                   the seat → {"revision","profile":{…},"running","note"}
 //   seat.list                       [{"revision","profile"}] sorted by id
@@ -21,6 +24,10 @@
 //                                   completion) → the seat's status row (as in `status`)
 //   seat.rm    {"id","revision"?}   stops the seat, removes it (CAS on `revision`, or on the
 //                                   revision read now)
+//   seat.compact {"id"}             starts compacting a running seat's session (Seat::compact)
+//                                   → its status row; the end shows in `compaction`
+//   seat.interrupt {"id"}           asks a running seat's runtime to stop its turn
+//                                   (Seat::interrupt) → its status row from before asking
 //   seat.mcp   {"id"}               where the open seat's MCP client config is →
 //                                   {"id","config":"<cwd>/.shoal/mcp.json"}; a seat that is
 //                                   not open (stopped, registry-only daemon, failed to open)
