@@ -17,6 +17,10 @@ shoal_require_package(NATS libnats-dev)
 find_package(Boost 1.81 QUIET CONFIG COMPONENTS json)
 shoal_require_package(Boost "libboost1.81-dev libboost-json1.81-dev")
 
+# OpenSSL: Ed25519 nkeys and the HMAC that seals seat profiles.
+find_package(OpenSSL 3 QUIET)
+shoal_require_package(OpenSSL libssl-dev)
+
 find_package(fmt QUIET CONFIG)
 shoal_require_package(fmt libfmt-dev)
 find_package(spdlog QUIET CONFIG)

@@ -53,10 +53,7 @@ struct Registry {
 Result<Registry> openRegistry(const MeshTargetArgs& args) {
   SHOAL_ASSIGN_OR_RETURN(MeshTarget target, resolveMeshTarget(args));
   Registry r;
-  transport::ConnectOptions o;
-  o.servers = {target.url};
-  o.name = "shoal channels";
-  SHOAL_ASSIGN_OR_RETURN(r.conn, transport::Connection::connect(o));
+  SHOAL_ASSIGN_OR_RETURN(r.conn, openConnection(target, "shoal channels", args.timeout()));
   SHOAL_ASSIGN_OR_RETURN(auto js, transport::JetStream::create(*r.conn));
   r.js.emplace(std::move(js));
   SHOAL_ASSIGN_OR_RETURN(std::string bucket,
@@ -200,7 +197,7 @@ int runList(const ChannelsArgs& a) {
     json::object out{{"defaults", json::parse(wire::encodeChannelDefaults(defaults).valueOr("{}"))},
                      {"channels", std::move(rows)},
                      {"members", std::move(memberJson)}};
-    std::printf("%s\n", json::serialize(out).c_str());
+    printResult(out);
     return 0;
   }
   printOk("defaults: " + describe(wire::ChannelConfig{}, defaults) +
@@ -249,7 +246,7 @@ int runSet(const ChannelsArgs& a) {
   if (Status w = writeRecord(kv, a.channel, *encoded, stored->second); !w.isOk())
     return printFailure(what, w);
   if (a.json) {
-    std::printf("%s\n", json::serialize(json::parse(*encoded)).c_str());
+    printResult(json::parse(*encoded));
   } else {
     printOk(fmt::format("#{}: {}", a.channel, *encoded));
   }
@@ -283,7 +280,7 @@ int runDefault(const ChannelsArgs& a) {
   if (Status w = writeRecord(kv, key, *encoded, stored->second); !w.isOk())
     return printFailure(what, w);
   if (a.json) {
-    std::printf("%s\n", json::serialize(json::parse(*encoded)).c_str());
+    printResult(json::parse(*encoded));
   } else {
     printOk("space defaults: " + *encoded);
   }

@@ -5,6 +5,9 @@
 // Thread safety: CLI thread only.
 #pragma once
 
+#include <string>
+#include <vector>
+
 namespace CLI {
 class App;
 }
@@ -53,5 +56,18 @@ void registerMcpCommands(CLI::App& app, CommandResult& result);
 
 // Space planes: serve, probe (plane_commands.cc).
 void registerPlaneCommands(CLI::App& app, CommandResult& result);
+
+// The operator's own mail: inbox, read, reply (inbox_commands.cc).
+void registerInboxCommands(CLI::App& app, CommandResult& result);
+
+// help [command…|topic] (help_command.cc), completion bash|zsh|fish and the hidden
+// `__complete` the scripts call (completion.cc).
+void registerHelpCommands(CLI::App& app, CommandResult& result);
+void addCompletionCommands(CLI::App& app, CommandResult& result);
+// `shoal __complete WORD…` (answered before parsing: its words are partial).
+int runCompletionQuery(const CLI::App& root, std::vector<std::string> words);
+
+// `shoal --version [--json]`: version, commit, protocol, and the broker it finds.
+int runVersion();
 
 }  // namespace shoal::cli

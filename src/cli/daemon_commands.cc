@@ -14,6 +14,7 @@
 #include "cli/command.h"
 #include "cli/mesh_target.h"
 #include "cli/output.h"
+#include "cli/seat_rows.h"
 #include "cli/seat_id.h"
 #include "cli/signal_wait.h"
 #include "daemon/control_socket.h"
@@ -67,6 +68,14 @@ Result<json::value> ask(const MeshTargetArgs& target, const std::string& op, jso
   return v;
 }
 
+// A profile's command as one line (" (runtime default)" when empty).
+std::string commandText(const json::object& profile) {
+  std::string command;
+  for (const auto& a : profile.at("command").as_array())
+    command += " " + std::string(a.as_string());
+  return command.empty() ? std::string(" (runtime default)") : command;
+}
+
 std::string describeSeat(const json::object& snapshot) {
   const json::object& p = snapshot.at("profile").as_object();
   std::string line =
@@ -94,6 +103,10 @@ int runDaemon(const DaemonArgs& args) {
   daemon::DaemonOptions options;
   options.space = target->space;
   options.url = target->url;
+  options.nkeySeedFile = target->nkeySeedFile;
+  auto paths = supervisor::MeshPaths::resolve(target->space);
+  if (!paths.isOk()) return printFailure(what, paths.status());
+  options.profileKeyFile = paths->profileKeyFile;
   auto service = daemon::DaemonService::start(options);
   if (!service.isOk()) return printFailure(what, service.status());
   printOk(fmt::format("daemon serving space {} on {} (control socket {})", target->space,
@@ -117,7 +130,7 @@ int runDaemonStatus(const DaemonArgs& args) {
   auto status = ask(args.target, "status", {});
   if (!status.isOk()) return printFailure("shoal daemon status", status.status());
   if (args.json) {
-    std::printf("%s\n", json::serialize(*status).c_str());
+    printResult(*status);
     return 0;
   }
   const json::object& o = status->as_object();
@@ -143,6 +156,7 @@ int runDaemonStatus(const DaemonArgs& args) {
     if (!note.empty()) line += " (" + note + ")";
     printDetail(line);
   }
+  printSeatTrouble(seatsNotRunning(seats));
   return 0;
 }
 
@@ -183,7 +197,7 @@ int runSeatAdd(const SeatArgs& args) {
   auto added = ask(args.target, "seat.add", std::move(profile), kSeatOpTimeout);
   if (!added.isOk()) return printFailure(what, added.status());
   if (args.json) {
-    std::printf("%s\n", json::serialize(*added).c_str());
+    printResult(*added);
     return 0;
   }
   printOk("added " + describeSeat(added->as_object()));
@@ -200,7 +214,7 @@ int runSeatList(const SeatArgs& args) {
   auto seats = ask(args.target, "seat.list", {});
   if (!seats.isOk()) return printFailure("shoal seat list", seats.status());
   if (args.json) {
-    std::printf("%s\n", json::serialize(*seats).c_str());
+    printResult(*seats, "seats");
     return 0;
   }
   if (seats->as_array().empty()) printOk("no seats (add one with `shoal seat add`)");
@@ -213,15 +227,18 @@ int runSeatShow(const SeatArgs& args) {
   auto seat = ask(args.target, "seat.show", {{"id", seatId(args.name)}});
   if (!seat.isOk()) return printFailure("shoal seat show", seat.status());
   if (args.json) {
-    std::printf("%s\n", json::serialize(*seat).c_str());
+    printResult(*seat);
     return 0;
   }
   printOk(describeSeat(seat->as_object()));
   const json::object& p = seat->at("profile").as_object();
-  std::string command;
-  for (const auto& a : p.at("command").as_array())
-    command += " " + std::string(a.as_string());
-  printDetail("command:" + (command.empty() ? std::string(" (runtime default)") : command));
+  printDetail("command:" + commandText(p));
+  const std::string seal(seat->at("seal").as_string());
+  if (seal != "sealed") {
+    printNote("profile " + seal +
+              ": not sealed by this daemon, so it is never run here (`shoal seat trust` seals it "
+              "after you checked the command above)");
+  }
   printDetail("cwd: " + std::string(p.at("cwd").as_string()));
   printDetail("lifecycle: " + std::string(p.at("lifecycleUid").as_string()));
   if (const auto* seatRow = seat->as_object().if_contains("seat");
@@ -284,7 +301,7 @@ int runSeatCompact(const SeatArgs& args) {
     }
   }
   if (args.json) {
-    std::printf("%s\n", json::serialize(last).c_str());
+    printResult(last);
   }
   c = compactionOf(last);
   const std::string state = c != nullptr ? std::string(c->at("state").as_string()) : "unknown";
@@ -319,7 +336,7 @@ int runSeatState(const SeatArgs& args, const std::string& verb) {
   auto r = ask(args.target, "seat." + verb, {{"id", seatId(args.name)}}, kSeatOpTimeout);
   if (!r.isOk()) return printFailure(what, r.status());
   if (args.json) {
-    std::printf("%s\n", json::serialize(*r).c_str());
+    printResult(*r);
     return 0;
   }
   std::string id(r->at("id").as_string());
@@ -357,7 +374,7 @@ int runSeatInterrupt(const SeatArgs& args) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   if (args.json) {
-    std::printf("%s\n", json::serialize(last).c_str());
+    printResult(last);
   } else if (args.noWait) {
     printOk("asked seat " + id + " to stop its turn");
   } else if (ended) {
@@ -376,7 +393,28 @@ int runSeatRm(const SeatArgs& args) {
   if (args.revision > 0) request["revision"] = args.revision;
   auto removed = ask(args.target, "seat.rm", std::move(request), kSeatOpTimeout);
   if (!removed.isOk()) return printFailure("shoal seat rm", removed.status());
+  if (jsonOutput()) {
+    printResult(*removed);
+    return 0;
+  }
   printOk("removed seat " + std::string(removed->at("removed").as_string()));
+  return 0;
+}
+
+// seat trust: the owner vouches for a stored profile the daemon did not seal (written before
+// seals, or by someone else); the daemon seals it as it is and opens it.
+int runSeatTrust(const SeatArgs& args) {
+  const std::string what = "shoal seat trust";
+  auto trusted = ask(args.target, "seat.trust", {{"id", seatId(args.name)}}, kSeatOpTimeout);
+  if (!trusted.isOk()) return printFailure(what, trusted.status());
+  if (jsonOutput()) {
+    printResult(*trusted);
+    return 0;
+  }
+  printOk("trusted " + describeSeat(trusted->as_object()));
+  printDetail("command:" + commandText(trusted->at("profile").as_object()));
+  std::string note(trusted->at("note").as_string());
+  if (!note.empty()) printDetail(note);
   return 0;
 }
 
@@ -472,7 +510,16 @@ void registerDaemonCommands(CLI::App& app, CommandResult& result) {
   r->add_option("seat", rm->name, "its id or name")->required();
   r->add_option("--revision", rm->revision, "only if the seat is still at this revision");
   addMeshTargetOptions(r, rm->target, "the daemon's reply");
+  r->add_flag("--json", rm->json, "machine-readable output");
   r->callback([rm, &result] { result.exitCode = runSeatRm(*rm); });
+
+  auto trust = std::make_shared<SeatArgs>();
+  CLI::App* t = seat->add_subcommand(
+      "trust", "vouch for a seat profile this daemon did not seal, after checking its command");
+  t->add_option("seat", trust->name, "its id or name")->required();
+  addMeshTargetOptions(t, trust->target, "the daemon's reply");
+  t->add_flag("--json", trust->json, "machine-readable output");
+  t->callback([trust, &result] { result.exitCode = runSeatTrust(*trust); });
 }
 
 }  // namespace shoal::cli

@@ -198,7 +198,7 @@ int runPending(const PendingArgs& args) {
     } else {
       out["channelCopies"] = nullptr;
     }
-    std::printf("%s\n", json::serialize(out).c_str());
+    printResult(out);
     return 0;
   }
   printOk(fmt::format("{} on {} — {}{} lifecycle {}", *durable, *stream,

@@ -12,8 +12,7 @@
 #include "cli/command.h"
 #include "cli/output.h"
 #include "mesh/roster_read.h"
-#include "supervisor/mesh_paths.h"
-#include "supervisor/mesh_record.h"
+#include "cli/mesh_target.h"
 #include "transport/connection.h"
 
 namespace shoal::cli {
@@ -22,9 +21,7 @@ namespace {
 namespace json = boost::json;
 
 struct EndpointsArgs {
-  std::string space = "main";
-  std::string server;
-  double timeoutSeconds = 3;
+  MeshTargetArgs target;
   bool json = false;
 };
 
@@ -81,31 +78,19 @@ json::object rowJson(const mesh::RosterRow& row) {
 }
 
 int runEndpoints(const EndpointsArgs& args) {
-  auto paths = supervisor::MeshPaths::resolve(args.space);
-  if (!paths.isOk()) return printFailure("shoal endpoints", paths.status());
-  auto url = supervisor::meshBrokerUrl(FileSystem::posix(), paths->registryFile, args.server);
-  if (!url.isOk()) return printFailure("shoal endpoints", url.status());
-  auto timeout = std::chrono::milliseconds(static_cast<int64_t>(args.timeoutSeconds * 1000));
-
-  transport::ConnectOptions options;
-  options.servers = {*url};
-  options.name = "shoal endpoints";
-  options.allowReconnect = false;
-  options.connectTimeout = timeout;
-  auto conn = transport::Connection::connect(options);
-  if (!conn.isOk()) {
-    return printFailure("shoal endpoints", conn.status().withContext("broker " + *url +
-                                                                     " unreachable (is the mesh "
-                                                                     "up? `shoal status`)"));
-  }
-  auto snap = mesh::readRosterOnce(**conn, paths->space, timeout);
+  auto target = resolveMeshTarget(args.target);
+  if (!target.isOk()) return printFailure("shoal endpoints", target.status());
+  const auto timeout = args.target.timeout();
+  auto conn = openConnection(*target, "shoal endpoints", timeout);
+  if (!conn.isOk()) return printFailure("shoal endpoints", conn.status());
+  auto snap = mesh::readRosterOnce(**conn, target->space, timeout);
   if (!snap.isOk()) return printFailure("shoal endpoints", snap.status());
 
   const mesh::PresenceViewInfo& view = snap->view;
   const int64_t nowMs = Clock::real().wallMs();
   if (args.json) {
     json::object out;
-    out["space"] = paths->space;
+    out["space"] = target->space;
     json::object v;
     v["state"] = std::string(mesh::viewStateName(view.state));
     v["fresh"] = view.fresh;
@@ -118,7 +103,7 @@ int runEndpoints(const EndpointsArgs& args) {
     for (const auto& row : snap->rows)
       rows.push_back(rowJson(row));
     out["endpoints"] = std::move(rows);
-    std::printf("%s\n", json::serialize(out).c_str());
+    printResult(out);
     return 0;
   }
   if (!view.fresh) {
@@ -128,7 +113,7 @@ int runEndpoints(const EndpointsArgs& args) {
                     mesh::viewStateName(view.state), view.condition.message()));
   }
   if (snap->rows.empty()) {
-    printOk(fmt::format("no endpoints in space `{}`{}", paths->space,
+    printOk(fmt::format("no endpoints in space `{}`{}", target->space,
                         view.fresh ? "" : " (as far as this view knows)"));
     return 0;
   }
@@ -142,10 +127,7 @@ int runEndpoints(const EndpointsArgs& args) {
 void registerEndpointsCommands(CLI::App& app, CommandResult& result) {
   auto args = std::make_shared<EndpointsArgs>();
   CLI::App* cmd = app.add_subcommand("endpoints", "list the space's peers and their presence");
-  cmd->add_option("--space", args->space, "space name")->capture_default_str();
-  cmd->add_option("--server", args->server, "broker URL (default: the local mesh)");
-  cmd->add_option("--timeout", args->timeoutSeconds, "seconds to wait for the roster")
-      ->capture_default_str();
+  addMeshTargetOptions(cmd, args->target, "the roster");
   cmd->add_flag("--json", args->json, "machine-readable output");
   cmd->callback([args, &result] { result.exitCode = runEndpoints(*args); });
 }

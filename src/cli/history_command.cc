@@ -69,7 +69,7 @@ int runHistory(const HistoryArgs& args) {
                                    {"mentions", std::move(mentions)}});
     }
     out["posts"] = std::move(posts);
-    std::printf("%s\n", json::serialize(out).c_str());
+    printResult(out);
     return 0;
   }
   if (page->entries.empty()) {

@@ -209,6 +209,7 @@ int runJoin(const JoinArgs& args) {
   auto console = std::make_shared<Console>();
   mesh::EndpointOptions options;
   options.servers = {target->url};
+  options.nkeySeedFile = target->nkeySeedFile;
   options.space = target->space;
   options.principal = principal;
   options.displayName = args.name;

@@ -9,6 +9,7 @@
 #include "base/clock.h"
 #include "cli/command.h"
 #include "cli/output.h"
+#include "cli/seat_rows.h"
 #include "daemon/control_socket.h"
 #include "supervisor/local_mesh.h"
 #include "supervisor/mesh_status.h"
@@ -23,8 +24,12 @@ void addSpace(CLI::App* cmd, MeshCommandArgs& args) {
   cmd->add_option("--space", args.space, "space name")->capture_default_str();
 }
 
-std::string describeMode(const std::string& mode) {
-  if (mode == "open") return "open dev mode: owner `local`, no authentication (this machine only)";
+std::string describeMode(const supervisor::MeshStatus& s) {
+  if (s.mode == "open") {
+    return "open mode: owner `local`, no per-principal identity; only holders of the mesh "
+           "secret (" +
+           s.secretFile + ") may connect — this user (docs/security.md)";
+  }
   return "external broker: mode unknown to this CLI";
 }
 
@@ -116,6 +121,18 @@ int runUp(const MeshCommandArgs& args) {
 
 namespace {
 
+// Why the broker is not healthy, with the remedy that fits.
+Status brokerProblem(const supervisor::MeshStatus& s) {
+  if (s.broker.refused) return s.broker.error;  // explainConnectFailure named the remedy
+  if (!s.broker.reachable) {
+    std::string why = s.broker.error.isOk() ? "no answer" : std::string(s.broker.error.message());
+    std::string remedy =
+        s.record ? "; restart it with `shoal down && shoal up`" : "; start it with `shoal up`";
+    return unavailable("unreachable", "broker " + s.broker.url + " unreachable: " + why + remedy);
+  }
+  return s.broker.error;
+}
+
 json::object statusJson(const supervisor::MeshStatus& s) {
   json::object broker;
   broker["url"] = s.broker.url;
@@ -123,17 +140,13 @@ json::object statusJson(const supervisor::MeshStatus& s) {
   broker["version"] = s.broker.version;
   broker["serverId"] = s.broker.serverId;
   broker["jetstream"] = s.broker.jetstream;
-  broker["rttMs"] = s.broker.rttMs;
-  if (!s.broker.error.isOk()) {
-    json::object err;
-    err["code"] = std::string(statusCodeName(s.broker.error.code()));
-    err["reason"] = std::string(s.broker.error.reason());
-    err["message"] = std::string(s.broker.error.message());
-    broker["error"] = std::move(err);
-  }
+  broker["rttUs"] = static_cast<int64_t>(s.broker.rttMs * 1000);
+  if (!s.broker.error.isOk()) broker["error"] = errorObject(s.broker.error);
   json::object out;
   out["space"] = s.space;
   out["mode"] = s.mode;
+  // The credential's file, never its content: the owner's own scripts connect with it.
+  out["secretFile"] = s.secretFile.empty() ? json::value(nullptr) : json::value(s.secretFile);
   out["broker"] = std::move(broker);
   json::array planes;
   for (const auto& p : s.planes) {
@@ -160,7 +173,9 @@ json::object statusJson(const supervisor::MeshStatus& s) {
   } else {
     out["local"] = nullptr;
   }
+  // Unhealthy is a failure: `ok` false with the error object of the contract, plus the facts.
   out["ok"] = s.broker.reachable && s.broker.jetstream;
+  if (!out["ok"].as_bool()) out["error"] = errorObject(brokerProblem(s));
   return out;
 }
 
@@ -170,20 +185,8 @@ int runStatus(const MeshCommandArgs& args) {
   auto paths = MeshPaths::resolve(args.space);
   if (!paths.isOk()) return printFailure("shoal status", paths.status());
   auto timeout = std::chrono::milliseconds(static_cast<int64_t>(args.timeoutSeconds * 1000));
-  auto st = supervisor::inspectMesh(*paths, args.server, timeout);
-  if (!st.isOk()) {
-    if (args.json) {
-      json::object out;
-      out["space"] = paths->space;
-      out["ok"] = false;
-      out["error"] = {{"code", std::string(statusCodeName(st.status().code()))},
-                      {"reason", std::string(st.status().reason())},
-                      {"message", std::string(st.status().message())}};
-      std::printf("%s\n", json::serialize(out).c_str());
-      return 1;
-    }
-    return printFailure("shoal status", st.status());
-  }
+  auto st = supervisor::inspectMesh(*paths, args.server, args.nkeyFile, timeout);
+  if (!st.isOk()) return printFailure("shoal status", st.status());
   const supervisor::MeshStatus& s = *st;
   bool healthy = s.broker.reachable && s.broker.jetstream;
   DaemonSummary daemon = askDaemon(*paths);
@@ -194,25 +197,17 @@ int runStatus(const MeshCommandArgs& args) {
     } else {
       out["daemon"] = json::object{{"running", false}, {"detail", daemon.why}};
     }
-    std::printf("%s\n", json::serialize(out).c_str());
+    printResult(out);
     return healthy ? 0 : 1;
   }
-  if (!s.broker.reachable) {
-    std::string why = s.broker.error.isOk() ? "no answer" : std::string(s.broker.error.message());
-    std::string remedy =
-        s.record ? "; restart it with `shoal down && shoal up`" : "; start it with `shoal up`";
-    return printFailure(fmt::format("broker {} unreachable", s.broker.url),
-                        unavailable("unreachable", why + remedy));
-  }
+  if (!s.broker.reachable) return printFailure("shoal status", brokerProblem(s));
   printOk(fmt::format("broker {} reachable: nats-server {}, rtt {:.2f} ms", s.broker.url,
                       s.broker.version, s.broker.rttMs));
   if (s.broker.jetstream) {
     printOk(s.record ? fmt::format("JetStream ready, store {}", s.record->storeDir)
                      : std::string("JetStream ready"));
   } else {
-    std::fflush(stdout);
-    std::fprintf(stderr, "✗ JetStream is not enabled on %s: %s\n", s.broker.url.c_str(),
-                 std::string(s.broker.error.message()).c_str());
+    (void)printFailure("JetStream is not enabled on " + s.broker.url, s.broker.error);
   }
   for (const auto& p : s.planes) {
     std::string line = fmt::format("{} plane: {}", p.plane, p.responder);
@@ -242,10 +237,11 @@ int runStatus(const MeshCommandArgs& args) {
         fmt::format("seat daemon pid {}: {} seat(s), {} with a running runtime "
                     "(`shoal daemon status`)",
                     daemon.status->at("pid").to_number<int64_t>(), seats.size(), running));
+    printSeatTrouble(seatsNotRunning(seats));
   } else {
     printNote("seat daemon: not answering — " + daemon.why);
   }
-  printNote(describeMode(s.mode));
+  printNote(describeMode(s));
   if (s.record) {
     printDetail(fmt::format("space {} · supervisor pid {}{} · broker pid {} · up {}", s.space,
                             s.record->supervisorPid, s.supervisorAlive ? "" : " (gone!)",
@@ -299,6 +295,9 @@ void registerMeshCommands(CLI::App& app, CommandResult& result) {
   CLI::App* statusCmd = app.add_subcommand("status", "show the mesh's health");
   addSpace(statusCmd, *status);
   statusCmd->add_option("--server", status->server, "inspect this broker URL instead");
+  statusCmd->add_option("--nkey", status->nkeyFile,
+                        "file holding the nkey seed --server requires (default: the local "
+                        "mesh's secret when it is that broker)");
   statusCmd->add_option("--timeout", status->timeoutSeconds, "seconds to wait for the broker")
       ->capture_default_str();
   statusCmd->add_flag("--json", status->json, "machine-readable output");

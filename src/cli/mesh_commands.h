@@ -15,6 +15,7 @@ struct MeshCommandArgs {
   std::string host = "127.0.0.1";
   int port = 4222;
   std::string server;      // status: inspect this broker instead of the local mesh
+  std::string nkeyFile;    // status: the credential for --server
   std::string natsServer;  // up: nats-server binary
   bool foreground = false;
   bool noPlanes = false;  // up: run only the broker

@@ -2,16 +2,17 @@
 
 #include <CLI/CLI.hpp>
 
-#include "base/file_system.h"
 #include "mesh/operator_identity.h"
 #include "supervisor/mesh_paths.h"
-#include "supervisor/mesh_record.h"
 
 namespace shoal::cli {
 
 void addMeshTargetOptions(CLI::App* command, MeshTargetArgs& args, std::string_view timeoutWhat) {
   command->add_option("--space", args.space, "space name")->capture_default_str();
   command->add_option("--server", args.server, "broker URL (default: the local mesh)");
+  command->add_option("--nkey", args.nkeyFile,
+                      "file holding the nkey seed the broker requires (default: the local "
+                      "mesh's secret)");
   command
       ->add_option("--timeout", args.timeoutSeconds,
                    "seconds to wait for " + std::string(timeoutWhat))
@@ -20,10 +21,20 @@ void addMeshTargetOptions(CLI::App* command, MeshTargetArgs& args, std::string_v
 
 Result<MeshTarget> resolveMeshTarget(const MeshTargetArgs& args) {
   SHOAL_ASSIGN_OR_RETURN(auto paths, supervisor::MeshPaths::resolve(args.space));
-  SHOAL_ASSIGN_OR_RETURN(
-      std::string url,
-      supervisor::meshBrokerUrl(FileSystem::posix(), paths.registryFile, args.server));
-  return MeshTarget{paths.space, url};
+  return supervisor::resolveBrokerTarget(paths, args.server, args.nkeyFile);
+}
+
+Result<std::unique_ptr<transport::Connection>> openConnection(const MeshTarget& target,
+                                                              std::string_view name,
+                                                              std::chrono::milliseconds timeout) {
+  transport::ConnectOptions options;
+  target.applyTo(options);
+  options.name = std::string(name);
+  options.allowReconnect = false;
+  options.connectTimeout = timeout;
+  auto conn = transport::Connection::connect(options);
+  if (!conn.isOk()) return supervisor::explainConnectFailure(target, conn.status());
+  return conn;
 }
 
 Result<std::unique_ptr<mesh::Endpoint>> openObserver(const MeshTarget& target,
@@ -31,6 +42,7 @@ Result<std::unique_ptr<mesh::Endpoint>> openObserver(const MeshTarget& target,
   mesh::OperatorIdentity me = mesh::localOperator();
   mesh::EndpointOptions options;
   options.servers = {target.url};
+  options.nkeySeedFile = target.nkeySeedFile;
   options.space = target.space;
   options.principal = me.principal;
   options.displayName = me.displayName;
@@ -39,10 +51,7 @@ Result<std::unique_ptr<mesh::Endpoint>> openObserver(const MeshTarget& target,
   options.connectionName = std::string(connectionName);
   options.onWarning = [](const Status&) {};  // a one-shot command reports its own outcome
   auto endpoint = mesh::Endpoint::open(std::move(options));
-  if (!endpoint.isOk() && endpoint.status().code() == StatusCode::kUnavailable) {
-    return endpoint.status().withContext("broker " + target.url +
-                                         " unreachable (is the mesh up? `shoal status`)");
-  }
+  if (!endpoint.isOk()) return supervisor::explainConnectFailure(target, endpoint.status());
   return endpoint;
 }
 

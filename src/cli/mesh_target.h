@@ -1,7 +1,8 @@
 // Which mesh a command talks to, and the connections commands open to it.
 //
-// Every command that reaches the broker takes `--space` (default `main`) and `--server`
-// (default: the URL recorded by `shoal up` for that space), plus `--timeout` for its waits.
+// Every command that reaches the broker takes `--space` (default `main`), `--server` and
+// `--nkey` (default: the broker and the secret recorded by `shoal up` for that space; there is
+// no fallback URL — supervisor/broker_target.h), plus `--timeout` for its waits.
 // `openObserver` opens a mesh::Endpoint as the person at the CLI (`local.<login>`) that
 // publishes no presence and binds no durable: it can read the roster and send, and it leaves
 // no trace in the roster.
@@ -16,6 +17,7 @@
 
 #include "base/result.h"
 #include "mesh/endpoint.h"
+#include "supervisor/broker_target.h"
 
 namespace CLI {
 class App;
@@ -26,6 +28,7 @@ namespace shoal::cli {
 struct MeshTargetArgs {
   std::string space = "main";
   std::string server;
+  std::string nkeyFile;
   double timeoutSeconds = 3;
 
   std::chrono::milliseconds timeout() const {
@@ -33,16 +36,19 @@ struct MeshTargetArgs {
   }
 };
 
-// Adds --space, --server and --timeout (`timeoutWhat` says what is waited for).
+// Adds --space, --server, --nkey and --timeout (`timeoutWhat` says what is waited for).
 void addMeshTargetOptions(CLI::App* command, MeshTargetArgs& args, std::string_view timeoutWhat);
 
-struct MeshTarget {
-  std::string space;
-  std::string url;
-};
+using MeshTarget = supervisor::BrokerTarget;
 
-// The validated space and the broker URL to use for it.
+// The validated space, the broker URL and the credential to use for it.
 Result<MeshTarget> resolveMeshTarget(const MeshTargetArgs& args);
+
+// A plain broker connection to `target` (no reconnects: a one-shot command), with the failure
+// explained (supervisor::explainConnectFailure).
+Result<std::unique_ptr<transport::Connection>> openConnection(const MeshTarget& target,
+                                                              std::string_view name,
+                                                              std::chrono::milliseconds timeout);
 
 // An operator endpoint without presence or durables (see above); `connectionName` is shown by
 // the broker. Names the remedy when the broker or the space is missing.

@@ -22,7 +22,7 @@
 #include "planes/manager_plane.h"
 #include "planes/space_provisioner.h"
 #include "supervisor/mesh_paths.h"
-#include "supervisor/mesh_record.h"
+#include "supervisor/broker_target.h"
 #include "transport/connection.h"
 #include "transport/jetstream.h"
 #include "wire/principal.h"
@@ -34,10 +34,10 @@ namespace json = boost::json;
 
 constexpr int kUsageExitCode = 2;
 
-// The broker to use: --server, else the space's mesh record, else the default local URL.
-Result<std::string> resolveServer(const PlaneCommandArgs& args) {
+// The broker to use (supervisor/broker_target.h).
+Result<supervisor::BrokerTarget> resolveServer(const PlaneCommandArgs& args) {
   SHOAL_ASSIGN_OR_RETURN(auto paths, supervisor::MeshPaths::resolve(args.space));
-  return supervisor::meshBrokerUrl(FileSystem::posix(), paths.registryFile, args.server);
+  return supervisor::resolveBrokerTarget(paths, args.server, args.nkeyFile);
 }
 
 void printSpaceReport(const planes::SpaceReport& report) {
@@ -118,11 +118,12 @@ int runServe(const PlaneCommandArgs& args) {
   const sigset_t signals = stopSignals();
   ::pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  auto url = resolveServer(args);
-  if (!url.isOk()) return printFailure("shoal serve", url.status());
+  auto target = resolveServer(args);
+  if (!target.isOk()) return printFailure("shoal serve", target.status());
+  const std::string* url = &target->url;
   auto relay = std::make_shared<EventRelay>();
   transport::ConnectOptions options;
-  options.servers = {*url};
+  target->applyTo(options);
   options.name = "shoal serve " + args.space;
   options.sendAsap = true;  // responders: answers leave at once
   options.onEvent = [relay](const transport::ConnectionEvent& e) {
@@ -141,9 +142,7 @@ int runServe(const PlaneCommandArgs& args) {
   }
   auto conn = transport::Connection::connect(options);
   if (!conn.isOk()) {
-    return printFailure(fmt::format("shoal serve: broker {}", *url),
-                        conn.status().withContext("start the mesh with `shoal up`, or pass "
-                                                  "--server"));
+    return printFailure("shoal serve", supervisor::explainConnectFailure(*target, conn.status()));
   }
   auto js = transport::JetStream::create(**conn);
   if (!js.isOk()) return printFailure("shoal serve", js.status());
@@ -218,21 +217,21 @@ int runProbe(const PlaneCommandArgs& args) {
   auto timeout = std::chrono::milliseconds(static_cast<int64_t>(args.timeoutSeconds * 1000));
   mesh::LivenessVerdict verdict;
   verdict.plane = *wire::parsePlane(args.plane);
-  auto url = resolveServer(args);
+  auto target = resolveServer(args);
   std::unique_ptr<transport::Connection> conn;
-  if (!url.isOk()) {
+  if (!target.isOk()) {
     verdict.evidence = mesh::LivenessEvidence::kRefused;
-    verdict.detail = url.status().toString();
+    verdict.detail = target.status().toString();
   } else {
     transport::ConnectOptions options;
-    options.servers = {*url};
+    target->applyTo(options);
     options.name = "shoal probe";
     options.allowReconnect = false;
     options.connectTimeout = timeout;
     auto connected = transport::Connection::connect(options);
     if (!connected.isOk()) {
       verdict.evidence = mesh::LivenessEvidence::kRefused;
-      verdict.detail = "broker " + *url + " unreachable: " + connected.status().toString();
+      verdict.detail = supervisor::explainConnectFailure(*target, connected.status()).toString();
     } else {
       conn = std::move(connected).value();
       auto probed = mesh::probeLiveness(*conn, args.space, mesh::localOperator().principal,
@@ -253,7 +252,7 @@ int runProbe(const PlaneCommandArgs& args) {
     out["instance"] = verdict.instance ? json::value(*verdict.instance) : json::value(nullptr);
     out["evidence"] = std::string(mesh::livenessEvidenceName(verdict.evidence));
     out["detail"] = verdict.detail;
-    std::printf("%s\n", json::serialize(out).c_str());
+    printResult(out);
     return bound ? 0 : 1;
   }
   if (bound) {
@@ -289,16 +288,20 @@ void registerPlaneCommands(CLI::App& app, CommandResult& result) {
                    "takes it again (set when its consumers are first created)")
       ->capture_default_str();
   serveCmd->add_option("--space", serve->space, "space name")->capture_default_str();
-  serveCmd->add_option("--server", serve->server,
-                       "broker URL (default: the local mesh's, else nats://127.0.0.1:4222)");
+  serveCmd->add_option("--server", serve->server, "broker URL (default: the local mesh's)");
+  serveCmd->add_option("--nkey", serve->nkeyFile,
+                       "file holding the nkey seed the broker requires (default: the local "
+                       "mesh's secret)");
   serveCmd->callback([serve, &result] { result.exitCode = runServe(*serve); });
 
   CLI::App* probeCmd =
       app.add_subcommand("probe", "ask whether a plane (manager or delivery) is serving");
   probeCmd->add_option("plane", probe->plane, "manager or delivery")->required();
   probeCmd->add_option("--space", probe->space, "space name")->capture_default_str();
-  probeCmd->add_option("--server", probe->server,
-                       "broker URL (default: the local mesh's, else nats://127.0.0.1:4222)");
+  probeCmd->add_option("--server", probe->server, "broker URL (default: the local mesh's)");
+  probeCmd->add_option("--nkey", probe->nkeyFile,
+                       "file holding the nkey seed the broker requires (default: the local "
+                       "mesh's secret)");
   probeCmd->add_option("--timeout", probe->timeoutSeconds, "seconds to wait for an answer")
       ->capture_default_str();
   probeCmd->add_flag("--json", probe->json, "machine-readable output");

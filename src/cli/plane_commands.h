@@ -19,7 +19,8 @@ namespace shoal::cli {
 
 struct PlaneCommandArgs {
   std::string space = "main";
-  std::string server;  // empty: from the mesh registry, else the default local URL
+  std::string server;  // empty: from the mesh registry (supervisor/broker_target.h)
+  std::string nkeyFile;  // empty: the local mesh's secret when the broker is the local mesh
   std::string plane;   // probe: manager | delivery
   bool json = false;
   double timeoutSeconds = 1.5;

@@ -60,7 +60,7 @@ int runPs(const PsArgs& args) {
   }
   const json::array& seats = status.at("seats").as_array();
   if (args.json) {
-    std::printf("%s\n", json::serialize(seats).c_str());
+    printResult(seats, "seats");
     return 0;
   }
   if (seats.empty()) {

@@ -90,7 +90,7 @@ int runEvents(const EventsArgs& args) {
     json::array out;
     for (auto& e : events)
       out.push_back(std::move(e));
-    std::printf("%s\n", json::serialize(out).c_str());
+    printResult(out, "events");
     return 0;
   }
   if (events.empty()) {

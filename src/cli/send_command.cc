@@ -212,7 +212,7 @@ void printReceipt(const mesh::Endpoint& from, const mesh::SendReceipt& r, bool a
       if (!outcome->replyId.empty()) out["replyId"] = outcome->replyId;
       if (!outcome->reason.empty()) out["wakeReason"] = outcome->reason;
     }
-    std::printf("%s\n", json::serialize(out).c_str());
+    printResult(out);
     return;
   }
   printOk(fmt::format("stored seq {} in {}{} (id {}); {}", r.stored.seq, r.stored.stream,

@@ -96,6 +96,7 @@ int runWatch(const WatchArgs& args) {
   mesh::OperatorIdentity me = mesh::localOperator();
   mesh::EndpointOptions options;
   options.servers = {target->url};
+  options.nkeySeedFile = target->nkeySeedFile;
   options.space = target->space;
   options.principal = me.principal;
   options.displayName = me.displayName;

@@ -126,7 +126,8 @@ Result<std::string> controlSocketPath(std::string_view space) {
 }
 
 Result<std::unique_ptr<ControlServer>> ControlServer::start(std::string path,
-                                                            ControlHandler handler) {
+                                                            ControlHandler handler,
+                                                            std::function<void()> tick) {
   SHOAL_ASSIGN_OR_RETURN(sockaddr_un addr, addressOf(path));
   std::string dir = path.substr(0, path.rfind('/'));
   SHOAL_RETURN_IF_ERROR(FileSystem::posix().createDirs(dir).status());
@@ -154,11 +155,13 @@ Result<std::unique_ptr<ControlServer>> ControlServer::start(std::string path,
     ::close(fd);
     return s;
   }
-  return std::unique_ptr<ControlServer>(new ControlServer(std::move(path), fd, std::move(handler)));
+  return std::unique_ptr<ControlServer>(
+      new ControlServer(std::move(path), fd, std::move(handler), std::move(tick)));
 }
 
-ControlServer::ControlServer(std::string path, int fd, ControlHandler handler)
-    : path_(std::move(path)), fd_(fd), handler_(std::move(handler)) {
+ControlServer::ControlServer(std::string path, int fd, ControlHandler handler,
+                             std::function<void()> tick)
+    : path_(std::move(path)), fd_(fd), handler_(std::move(handler)), tick_(std::move(tick)) {
   if (::pipe2(wakeFd_, O_CLOEXEC) != 0) {
     wakeFd_[0] = wakeFd_[1] = -1;
   }
@@ -183,6 +186,7 @@ void ControlServer::run() {
     int ready = ::poll(fds, wakeFd_[0] >= 0 ? 2 : 1, 500);
     if (ready < 0 && errno != EINTR) return;
     if (wakeFd_[0] >= 0 && (fds[1].revents & POLLIN) != 0) return;
+    if (tick_) tick_();
     if (ready <= 0 || (fds[0].revents & POLLIN) == 0) continue;
     int client = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (client < 0) continue;
@@ -224,7 +228,8 @@ Result<std::string> controlRequest(const std::string& path, const ControlRequest
   if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
     ::close(fd);
     return unavailable("daemon-not-running",
-                       "no daemon answers on " + path + "; start it with `shoal daemon run`");
+                       "no seat daemon answers on " + path +
+                           "; `shoal up` runs one (or `shoal daemon run` in a terminal)");
   }
   boost::system::error_code ec;
   json::value args = json::parse(request.argsJson, ec);

@@ -14,7 +14,8 @@
 //
 // ControlServer: binds the path (refusing, with `daemon-running`, when a live server already
 // answers there; removing a stale socket file left by a dead one), then serves connections
-// one at a time on its own thread, handing each parsed request to the handler.
+// one at a time on its own thread, handing each parsed request to the handler. The optional
+// `tick` runs on the same thread about every 500 ms, between requests (the daemon's retries).
 // controlRequest: the client side, with a timeout.
 //
 // Thread safety: the handler runs on the server's thread, one request at a time.
@@ -49,7 +50,8 @@ using ControlHandler = std::function<Result<std::string>(const ControlRequest&)>
 
 class ControlServer {
  public:
-  static Result<std::unique_ptr<ControlServer>> start(std::string path, ControlHandler handler);
+  static Result<std::unique_ptr<ControlServer>> start(std::string path, ControlHandler handler,
+                                                      std::function<void()> tick = {});
   ~ControlServer();
   ControlServer(const ControlServer&) = delete;
   ControlServer& operator=(const ControlServer&) = delete;
@@ -58,7 +60,7 @@ class ControlServer {
   uint64_t served() const { return served_.load(); }
 
  private:
-  ControlServer(std::string path, int fd, ControlHandler handler);
+  ControlServer(std::string path, int fd, ControlHandler handler, std::function<void()> tick);
   void run();
   void serveOne(int client);
 
@@ -66,6 +68,7 @@ class ControlServer {
   int fd_;
   int wakeFd_[2] = {-1, -1};  // a pipe that ends the accept loop
   ControlHandler handler_;
+  std::function<void()> tick_;
   std::atomic<uint64_t> served_{0};
   std::thread thread_;
 };

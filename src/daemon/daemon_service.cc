@@ -1,11 +1,13 @@
 #include "daemon/daemon_service.h"
 
 #include <csignal>
+#include <cstdlib>
 
 #include <boost/json.hpp>
 #include <unistd.h>
 
 #include "base/ids.h"
+#include "daemon/runtime_driver.h"
 #include "base/log.h"
 
 namespace shoal::daemon {
@@ -48,6 +50,7 @@ std::string snapshotJson(const ProfileSnapshot& s) {
   json::object o;
   o["revision"] = s.revision;
   o["profile"] = profile.isOk() ? json::parse(*profile) : json::value(nullptr);
+  o["seal"] = std::string(sealVerdictName(s.seal));
   return json::serialize(o);
 }
 
@@ -57,6 +60,7 @@ Result<std::unique_ptr<DaemonService>> DaemonService::start(DaemonOptions option
   std::unique_ptr<DaemonService> d(new DaemonService(std::move(options)));
   transport::ConnectOptions connect;
   connect.servers = {d->options_.url};
+  connect.nkeySeedFile = d->options_.nkeySeedFile;
   connect.name = "shoal daemon";
   auto conn = transport::Connection::connect(connect);
   if (!conn.isOk()) {
@@ -66,7 +70,9 @@ Result<std::unique_ptr<DaemonService>> DaemonService::start(DaemonOptions option
   d->conn_ = std::move(conn).value();
   SHOAL_ASSIGN_OR_RETURN(auto js, transport::JetStream::create(*d->conn_));
   d->js_.emplace(std::move(js));
-  SHOAL_ASSIGN_OR_RETURN(auto store, ProfileStore::open(*d->js_, d->options_.space));
+  SHOAL_ASSIGN_OR_RETURN(ProfileSealer sealer, ProfileSealer::open(d->options_.profileKeyFile));
+  SHOAL_ASSIGN_OR_RETURN(auto store,
+                         ProfileStore::open(*d->js_, d->options_.space, std::move(sealer)));
   d->store_.emplace(std::move(store));
   std::string path = d->options_.socketPath;
   if (path.empty()) {
@@ -76,13 +82,14 @@ Result<std::unique_ptr<DaemonService>> DaemonService::start(DaemonOptions option
     auto profiles = d->store_->list();
     if (!profiles.isOk()) return profiles.status().withContext("reading the seat profiles");
     for (const auto& snapshot : *profiles)
-      (void)d->openSeat(snapshot.profile);
+      (void)d->openSeat(snapshot);
   }
   DaemonService* self = d.get();
-  SHOAL_ASSIGN_OR_RETURN(d->server_,
-                         ControlServer::start(path, [self](const ControlRequest& request) {
-                           return self->handle(request);
-                         }));
+  SHOAL_ASSIGN_OR_RETURN(
+      d->server_,
+      ControlServer::start(
+          path, [self](const ControlRequest& request) { return self->handle(request); },
+          [self] { self->retryOpens(); }));
   return d;
 }
 
@@ -113,10 +120,38 @@ bool DaemonService::shutdown(std::chrono::milliseconds deadline) {
   return all;
 }
 
-std::string DaemonService::openSeat(const SeatProfile& profile) {
+namespace {
+
+constexpr std::chrono::milliseconds kFirstRetry{500};
+constexpr std::chrono::milliseconds kMaxRetry{30'000};
+
+// A failure that goes away by itself: the broker or the manager not there yet.
+bool transientOpenFailure(const Status& s) {
+  switch (s.code()) {
+    case StatusCode::kUnavailable:
+    case StatusCode::kDeadlineExceeded:
+    case StatusCode::kAborted:
+      return true;
+    case StatusCode::kNotFound:
+      return s.reason() == "space-not-provisioned";
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+std::string DaemonService::openSeat(const ProfileSnapshot& snapshot) {
+  const SeatProfile& profile = snapshot.profile;
   const std::string id = profile.principal.dotForm();
   if (!options_.runSeats) return notes_[id] = "this daemon runs no seats (registry only)";
+  if (Status refused = sealRefusal(snapshot.seal, profile.name); !refused.isOk()) {
+    log::warn("daemon: seat {} not run: {}", id, refused.toString());
+    retries_.erase(id);
+    return notes_[id] = std::string(refused.message()) + " (" + std::string(refused.reason()) + ")";
+  }
   if (profile.state == DesiredState::kStopped) {
+    retries_.erase(id);
     seats_.erase(id);
     return notes_[id] = "stopped (`shoal seat start` runs it)";
   }
@@ -128,20 +163,59 @@ std::string DaemonService::openSeat(const SeatProfile& profile) {
   }
   SeatOptions so;
   so.url = options_.url;
+  so.nkeySeedFile = options_.nkeySeedFile;
   so.space = options_.space;
   so.mode = profile.state == DesiredState::kSleeping ? SeatMode::kSleeping : SeatMode::kRunning;
   auto seat = Seat::open(profile, so);
   if (!seat.isOk()) {
-    log::warn("daemon: seat {} not opened: {}", id, seat.status().toString());
-    return notes_[id] = std::string(seat.status().message());
+    const Status& failed = seat.status();
+    if (!transientOpenFailure(failed)) {
+      log::warn("daemon: seat {} not opened: {}", id, failed.toString());
+      retries_.erase(id);
+      return notes_[id] = std::string(failed.message()) + " (" + std::string(failed.reason()) + ")";
+    }
+    PendingOpen& pending = retries_[id];
+    ++pending.attempts;
+    auto delay = std::min(kMaxRetry, kFirstRetry * (1 << std::min(pending.attempts - 1, 10)));
+    pending.nextAt = std::chrono::steady_clock::now() + delay;
+    pending.last = failed;
+    log::warn("daemon: seat {} not opened (attempt {}; retrying in {} ms): {}", id,
+              pending.attempts, delay.count(), failed.toString());
+    return notes_[id] = "not open yet: " + std::string(failed.message()) + " (" +
+                        std::string(failed.reason()) + "); the daemon retries by itself";
   }
+  retries_.erase(id);
   log::info("daemon: seat {} open ({})", id, desiredStateName(profile.state));
   seats_[id] = std::move(seat).value();
   return notes_[id] = seats_[id]->snapshot().note;
 }
 
+void DaemonService::retryOpens() {
+  const auto now = std::chrono::steady_clock::now();
+  std::vector<std::string> due;
+  for (const auto& [id, pending] : retries_)
+    if (pending.nextAt <= now) due.push_back(id);
+  for (const std::string& id : due) {
+    auto principal = wire::parsePrincipal(id);
+    auto snapshot = principal.isOk() ? store_->get(*principal) : Result<ProfileSnapshot>(principal.status());
+    if (!snapshot.isOk()) {
+      if (snapshot.status().code() == StatusCode::kNotFound) retries_.erase(id);  // removed
+      else retries_[id].nextAt = now + kFirstRetry;  // the store itself is not reachable yet
+      continue;
+    }
+    if (seats_.count(id) != 0) {
+      retries_.erase(id);
+      continue;
+    }
+    (void)openSeat(*snapshot);
+  }
+}
+
 Result<std::string> DaemonService::setState(const wire::Principal& id, DesiredState state) {
   SHOAL_ASSIGN_OR_RETURN(ProfileSnapshot s, store_->get(id));
+  // Writing the state would seal the profile: only a profile this daemon sealed is changed
+  // here, so no command reaches a runtime without its owner vouching for it (`seat trust`).
+  SHOAL_RETURN_IF_ERROR(sealRefusal(s.seal, s.profile.name));
   if (s.profile.state != state) {
     SeatProfile changed = s.profile;
     changed.state = state;
@@ -152,7 +226,7 @@ Result<std::string> DaemonService::setState(const wire::Principal& id, DesiredSt
     seats_.erase(id.dotForm());  // a strong stop: the runtime is gone and the seat offline
     note = notes_[id.dotForm()] = "stopped by `shoal seat stop`";
   } else {
-    note = openSeat(s.profile);
+    note = openSeat(s);
   }
   json::object out = json::parse(seatJson(s.profile)).as_object();
   out["note"] = note.empty() ? out["note"] : json::value(note);
@@ -194,6 +268,14 @@ std::string DaemonService::seatJson(const SeatProfile& profile) {
                  {"inboxRefused", c.inboxRefused},
                  {"inboxDropped", c.inboxDropped},
                  {"note", note}};
+  if (auto r = retries_.find(id); r != retries_.end()) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        r->second.nextAt - std::chrono::steady_clock::now());
+    o["openFailure"] = json::object{{"reason", std::string(r->second.last.reason())},
+                                    {"message", std::string(r->second.last.message())},
+                                    {"attempts", r->second.attempts},
+                                    {"retryInMs", std::max<int64_t>(0, left.count())}};
+  }
   json::array results;
   for (const auto& r : snap.recentResults) {
     json::object row{
@@ -245,10 +327,13 @@ Result<std::string> DaemonService::handle(const ControlRequest& request) {
     SHOAL_ASSIGN_OR_RETURN(std::string uid, newLifecycleUid());
     args["lifecycleUid"] = uid;
     SHOAL_ASSIGN_OR_RETURN(SeatProfile profile, decodeSeatProfile(json::serialize(args)));
+    // A seat that could never start is refused now, not parked later.
+    const char* path = std::getenv("PATH");
+    SHOAL_RETURN_IF_ERROR(checkRuntimeProgram(profile, path != nullptr ? path : ""));
     SHOAL_ASSIGN_OR_RETURN(ProfileSnapshot created, store_->create(profile));
     log::info("daemon: added seat {} ({}) at revision {}", created.profile.name,
               created.profile.principal.dotForm(), created.revision);
-    std::string note = openSeat(created.profile);
+    std::string note = openSeat(created);
     json::object out = json::parse(snapshotJson(created)).as_object();
     auto it = seats_.find(created.profile.principal.dotForm());
     out["running"] = it != seats_.end() && it->second->snapshot().processRunning;
@@ -270,6 +355,21 @@ Result<std::string> DaemonService::handle(const ControlRequest& request) {
     SHOAL_ASSIGN_OR_RETURN(ProfileSnapshot s, store_->get(id));
     json::object out = json::parse(snapshotJson(s)).as_object();
     out["seat"] = json::parse(seatJson(s.profile));
+    return json::serialize(out);
+  }
+  if (request.op == "seat.trust") {
+    SHOAL_RETURN_IF_ERROR(onlyKeys(args, {"id"}, request.op));
+    SHOAL_ASSIGN_OR_RETURN(wire::Principal id, idArg(args));
+    SHOAL_ASSIGN_OR_RETURN(ProfileSnapshot s, store_->get(id));
+    if (s.seal == SealVerdict::kForeign) return sealRefusal(s.seal, s.profile.name);
+    if (s.seal != SealVerdict::kSealed) {
+      SHOAL_ASSIGN_OR_RETURN(s, store_->update(s.profile, s.revision));
+      log::info("daemon: seat {} trusted by its owner at revision {} (its command: {} words)",
+                id.dotForm(), s.revision, s.profile.command.size());
+    }
+    std::string note = openSeat(s);
+    json::object out = json::parse(snapshotJson(s)).as_object();
+    out["note"] = note;
     return json::serialize(out);
   }
   if (request.op == "seat.rm") {
@@ -294,6 +394,7 @@ Result<std::string> DaemonService::handle(const ControlRequest& request) {
     }
     seats_.erase(id.dotForm());  // stopped before its profile goes
     notes_.erase(id.dotForm());
+    retries_.erase(id.dotForm());
     SHOAL_RETURN_IF_ERROR(store_->remove(id, revision));
     log::info("daemon: removed seat {} (was at revision {})", id.dotForm(), revision);
     return json::serialize(json::object{{"removed", id.dotForm()}, {"revision", revision}});
@@ -352,7 +453,7 @@ Result<std::string> DaemonService::handle(const ControlRequest& request) {
   return invalidArgument("unknown-op",
                          "the daemon has no op `" + request.op +
                              "` (status, seat.add, seat.list, seat.show, seat.start, seat.sleep, "
-                             "seat.stop, seat.rm, seat.compact, seat.interrupt, seat.mcp)");
+                             "seat.stop, seat.rm, seat.trust, seat.compact, seat.interrupt, seat.mcp)");
 }
 
 }  // namespace shoal::daemon

@@ -1,9 +1,15 @@
 // DaemonService: the running `shoal daemon` of one space on this machine: the seat registry
 // behind the control socket, and the seats it runs.
 //
-// It connects to the space's broker, opens the seat-profile store, opens every registered
-// seat as its profile's `state` says (running: a Seat with its runtime; sleeping: a Seat
-// without one; stopped: not opened), and serves the control socket (control_socket.h):
+// It connects to the space's broker, opens the seat-profile store with this machine's sealing
+// key (profile_seal.h), opens every registered seat whose profile it sealed as the profile's
+// `state` says (running: a Seat with its runtime; sleeping: a Seat without one; stopped: not
+// opened) — an unsealed, forged or foreign profile is never run, its row's `note` says why —
+// and serves the control socket (control_socket.h). A seat that failed to open for a
+// transient reason (the manager not serving yet, the broker reconnecting: kUnavailable,
+// kDeadlineExceeded, kAborted, `space-not-provisioned`) is opened again on the control thread
+// with backoff (0.5 s doubling to 30 s) until it opens or its desired state changes; its row
+// carries `openFailure` {"reason","message","attempts","retryInMs"} meanwhile. Ops:
 //   status                          {"space","pid","url","seats":[{"id","name","runtime",
 //                                    "desired","state","running","pid","generation","queued",
 //                                    "inflight","admitted","surfaced","failed","receipts",
@@ -17,7 +23,11 @@
 //                                    "detail"?}}]}
 //   seat.add   {profile fields}     mints the seat's lifecycle uid, creates the profile, opens
 //                                   the seat → {"revision","profile":{…},"running","note"}
-//   seat.list                       [{"revision","profile"}] sorted by id
+//   seat.list                       [{"revision","profile","seal"}] sorted by id; `seal` is
+//                                   sealed | unsealed | foreign | forged
+//   seat.trust {"id"}               seals the stored profile as it is (the owner vouches for
+//                                   its command after `seat show`), then opens it →
+//                                   {"revision","profile","seal","note"}
 //   seat.show  {"id"}               {"revision","profile","seat":{status row}}
 //   seat.start|sleep|stop {"id"}    writes the profile's state (CAS on the revision read now),
 //                                   then runs / sleeps / stops the seat (each a strong
@@ -38,6 +48,7 @@
 // Lifetime: the destructor stops serving, then closes the broker connection.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <optional>
@@ -54,8 +65,11 @@ namespace shoal::daemon {
 
 struct DaemonOptions {
   std::string space = "main";
-  std::string url;         // the broker
+  std::string url;           // the broker
+  std::string nkeySeedFile;  // the broker credential (empty: none)
   std::string socketPath;  // empty: controlSocketPath(space)
+  // The seat-profile sealing key (owner-only; made on first use). Required.
+  std::string profileKeyFile;
   bool runSeats = true;    // false: registry only
 };
 
@@ -79,8 +93,11 @@ class DaemonService {
  private:
   explicit DaemonService(DaemonOptions options) : options_(std::move(options)) {}
 
-  // Opens `profile`'s seat as its state says (if not open); the note says why it does not run.
-  std::string openSeat(const SeatProfile& profile);
+  // Opens the seat of `snapshot` as its state says (if not open and sealed here); the note says
+  // why it does not run. A transient failure schedules a retry.
+  std::string openSeat(const ProfileSnapshot& snapshot);
+  // The control thread's tick: opens again the seats whose retry is due.
+  void retryOpens();
   Result<std::string> setState(const wire::Principal& id, DesiredState state);
   std::string seatJson(const SeatProfile& profile);
   std::string seatsJson();
@@ -88,6 +105,12 @@ class DaemonService {
   DaemonOptions options_;
   std::map<std::string, std::unique_ptr<Seat>> seats_;  // by id; control thread only
   std::map<std::string, std::string> notes_;            // by id: why a seat is not running
+  struct PendingOpen {
+    int attempts = 0;
+    std::chrono::steady_clock::time_point nextAt;
+    Status last;
+  };
+  std::map<std::string, PendingOpen> retries_;  // by id: transient open failures; control thread
   std::unique_ptr<transport::Connection> conn_;
   std::optional<transport::JetStream> js_;
   std::optional<ProfileStore> store_;

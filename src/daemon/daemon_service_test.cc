@@ -27,6 +27,7 @@ class DaemonServiceTest : public shoal::testing::ManagedSpaceTest {
     options.space = "main";
     options.url = server_->url();
     options.socketPath = dir_->join("run/main.sock");
+    options.profileKeyFile = dir_->join("secrets/main-seats.key");
     auto service = DaemonService::start(options);
     ASSERT_TRUE(service.isOk()) << service.status().toString();
     service_ = std::move(service).value();
@@ -126,14 +127,18 @@ TEST_F(DaemonServiceTest, SeatsRunAndAreControlled) {
   EXPECT_TRUE(started->at("running").as_bool());
   EXPECT_EQ(started->at("desired").as_string(), "running");
 
-  // A seat whose runtime cannot start is registered but says why it does not run.
-  auto broken = call("seat.add", R"({"name":"C","id":"local.c","runtime":"opencode",)"
-                                 R"("command":["/nonexistent/opencode","serve"],"cwd":")" +
-                                     dir_->join("c") + R"(","channels":[],"env":[]})");
-  ASSERT_TRUE(broken.isOk()) << broken.status().toString();
-  EXPECT_FALSE(broken->at("running").as_bool());
-  EXPECT_NE(json::serialize(broken->at("note")).find("/nonexistent/opencode"), std::string::npos)
-      << json::serialize(*broken);
+  // A seat whose runtime program is missing is refused with the install hint, and nothing is
+  // registered (it would only park later).
+  for (const char* command : {R"(["/nonexistent/opencode","serve"])"}) {
+    auto broken = call("seat.add", std::string(R"({"name":"C","id":"local.c","runtime":"opencode",)") +
+                                       R"("command":)" + command + R"(,"cwd":")" + dir_->join("c") +
+                                       R"(","channels":[],"env":[]})");
+    ASSERT_FALSE(broken.isOk());
+    EXPECT_EQ(broken.status().reason(), "runtime-missing");
+    EXPECT_NE(broken.status().message().find("npm install -g opencode-ai"), std::string::npos)
+        << broken.status().message();
+  }
+  EXPECT_EQ(call("seat.show", R"({"id":"local.c"})").status().reason(), "unknown-seat");
 }
 
 // seat.mcp names an open seat's MCP client config (what `shoal mcp --seat` reads); a stopped or
@@ -176,6 +181,7 @@ TEST_F(DaemonServiceTest, SecondDaemonOnTheSocketIsRefused) {
   options.space = "main";
   options.url = server_->url();
   options.socketPath = service_->socketPath();
+  options.profileKeyFile = dir_->join("secrets/main-seats.key");
   auto second = DaemonService::start(options);
   ASSERT_FALSE(second.isOk());
   EXPECT_EQ(second.status().reason(), "daemon-running");

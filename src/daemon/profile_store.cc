@@ -1,11 +1,16 @@
 #include "daemon/profile_store.h"
 
 #include <algorithm>
+#include <optional>
+
+#include <boost/json.hpp>
 
 #include "wire/token.h"
 
 namespace shoal::daemon {
 namespace {
+
+namespace json = boost::json;
 
 std::string keyOf(const wire::Principal& p) {
   return p.dotForm();
@@ -25,7 +30,35 @@ Status mapWriteError(const Status& s, const std::string& key, uint64_t expected)
 
 }  // namespace
 
-Result<ProfileStore> ProfileStore::open(transport::JetStream& js, std::string_view space) {
+Status sealRefusal(SealVerdict verdict, const std::string& seatName) {
+  switch (verdict) {
+    case SealVerdict::kSealed:
+      return Status::ok();
+    case SealVerdict::kUnsealed:
+      return permissionDenied(
+          "unsealed-profile",
+          "seat " + seatName +
+              " is not run: its stored profile carries no seal from this daemon (written before "
+              "seals, or by someone other than you); check its command with `shoal seat show " +
+              seatName + "` and, if it is yours, `shoal seat trust " + seatName + "`");
+    case SealVerdict::kForeign:
+      return failedPrecondition("foreign-profile",
+                                "seat " + seatName +
+                                    " belongs to another machine's daemon (sealed with another "
+                                    "key); it runs there, never here");
+    case SealVerdict::kForged:
+      return permissionDenied(
+          "forged-profile",
+          "seat " + seatName +
+              " is not run: its stored profile was changed outside the daemon (the seal does not "
+              "match); check it with `shoal seat show " +
+              seatName + "`, then `shoal seat rm` it or `shoal seat trust` it");
+  }
+  return Status::ok();
+}
+
+Result<ProfileStore> ProfileStore::open(transport::JetStream& js, std::string_view space,
+                                        ProfileSealer sealer) {
   SHOAL_RETURN_IF_ERROR(wire::validateSpace(space));
   transport::KvConfig config;
   config.bucket = std::string(kSeatBucketPrefix) + std::string(space);
@@ -33,12 +66,38 @@ Result<ProfileStore> ProfileStore::open(transport::JetStream& js, std::string_vi
   config.history = kSeatBucketHistory;
   config.maxValueSize = static_cast<int32_t>(kMaxProfileBytes);
   SHOAL_ASSIGN_OR_RETURN(auto kv, transport::KeyValue::createBucket(js, config));
-  return ProfileStore(std::move(kv));
+  return ProfileStore(std::move(kv), std::string(space), std::move(sealer));
+}
+
+Result<std::string> ProfileStore::sealedBytes(const SeatProfile& profile) const {
+  SHOAL_ASSIGN_OR_RETURN(std::string canonical, encodeSeatProfile(profile));
+  ProfileSealValue seal = sealer_.seal(space_, canonical);
+  return R"({"profile":)" + canonical + R"(,"seal":{"key":")" + seal.keyId + R"(","mac":")" +
+         seal.mac + R"("}})";
 }
 
 Result<ProfileSnapshot> ProfileStore::snapshotOf(const std::string& bytes, uint64_t revision,
                                                  const std::string& key) {
-  auto profile = decodeSeatProfile(bytes);
+  // Version 2 wraps the profile with its seal; version 1 is the bare profile.
+  std::string profileBytes = bytes;
+  std::optional<ProfileSealValue> seal;
+  boost::system::error_code ec;
+  json::value v = json::parse(bytes, ec);
+  if (!ec && v.is_object() && v.as_object().contains("profile")) {
+    const json::object& o = v.as_object();
+    const json::value* s = o.if_contains("seal");
+    const json::object* so = s != nullptr && s->is_object() ? &s->as_object() : nullptr;
+    const json::value* keyId = so != nullptr ? so->if_contains("key") : nullptr;
+    const json::value* mac = so != nullptr ? so->if_contains("mac") : nullptr;
+    if (o.size() != 2 || !o.at("profile").is_object() || keyId == nullptr || mac == nullptr ||
+        !keyId->is_string() || !mac->is_string() || so->size() != 2) {
+      return dataLoss("bad-stored-profile",
+                      "the stored profile of seat " + key + " is not a sealed profile");
+    }
+    profileBytes = json::serialize(o.at("profile"));
+    seal = ProfileSealValue{std::string(keyId->as_string()), std::string(mac->as_string())};
+  }
+  auto profile = decodeSeatProfile(profileBytes);
   if (!profile.isOk()) {
     return dataLoss("bad-stored-profile", "the stored profile of seat " + key +
                                               " does not decode: " + profile.status().toString());
@@ -48,11 +107,13 @@ Result<ProfileSnapshot> ProfileStore::snapshotOf(const std::string& bytes, uint6
                                               " names another seat, " +
                                               profile->principal.dotForm());
   }
-  return ProfileSnapshot{std::move(profile).value(), revision};
+  SHOAL_ASSIGN_OR_RETURN(std::string canonical, encodeSeatProfile(*profile));
+  SealVerdict verdict = sealer_.verify(space_, canonical, seal ? &*seal : nullptr);
+  return ProfileSnapshot{std::move(profile).value(), revision, verdict};
 }
 
 Result<ProfileSnapshot> ProfileStore::create(const SeatProfile& profile) {
-  SHOAL_ASSIGN_OR_RETURN(std::string bytes, encodeSeatProfile(profile));
+  SHOAL_ASSIGN_OR_RETURN(std::string bytes, sealedBytes(profile));
   const std::string key = keyOf(profile.principal);
   auto rev = kv_.create(key, bytes);
   if (!rev.isOk()) return mapWriteError(rev.status(), key, 0);
@@ -61,7 +122,7 @@ Result<ProfileSnapshot> ProfileStore::create(const SeatProfile& profile) {
 
 Result<ProfileSnapshot> ProfileStore::update(const SeatProfile& profile,
                                              uint64_t expectedRevision) {
-  SHOAL_ASSIGN_OR_RETURN(std::string bytes, encodeSeatProfile(profile));
+  SHOAL_ASSIGN_OR_RETURN(std::string bytes, sealedBytes(profile));
   const std::string key = keyOf(profile.principal);
   if (expectedRevision == 0) {
     return invalidArgument("no-revision", "an update names the revision it was read at");

@@ -12,6 +12,11 @@
 // A stored value that no longer decodes, or whose id is not its key, is reported (kDataLoss
 // `bad-stored-profile`, naming the key), never silently skipped or rewritten.
 //
+// Every write is sealed with this daemon's key (profile_seal.h) and every read reports the
+// seal's verdict; the daemon opens only `kSealed` profiles. Stored value (version 2):
+//   {"profile":{…canonical seat profile…},"seal":{"key":"<key id>","mac":"<hex>"}}
+// A bare profile object (version 1, before seals) reads as kUnsealed.
+//
 // Thread safety: every method may be called from any thread.
 // Lifetime: must not outlive the JetStream / Connection it was opened on.
 #pragma once
@@ -22,6 +27,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "daemon/profile_seal.h"
 #include "daemon/seat_profile.h"
 #include "transport/jetstream.h"
 #include "transport/kv.h"
@@ -34,13 +40,18 @@ inline constexpr int kSeatBucketHistory = 8;
 struct ProfileSnapshot {
   SeatProfile profile;
   uint64_t revision = 0;
+  SealVerdict seal = SealVerdict::kSealed;
 };
+
+// Why a profile with `verdict` is not run here (empty for kSealed); `seatName` names it.
+Status sealRefusal(SealVerdict verdict, const std::string& seatName);
 
 class ProfileStore {
  public:
   // Binds to the space's seat bucket, creating it when absent (it is this machine-independent
   // daemon state, not a Cotal resource).
-  static Result<ProfileStore> open(transport::JetStream& js, std::string_view space);
+  static Result<ProfileStore> open(transport::JetStream& js, std::string_view space,
+                                   ProfileSealer sealer);
 
   Result<ProfileSnapshot> create(const SeatProfile& profile);
   Result<ProfileSnapshot> update(const SeatProfile& profile, uint64_t expectedRevision);
@@ -50,11 +61,15 @@ class ProfileStore {
   Result<std::vector<ProfileSnapshot>> list();
 
  private:
-  explicit ProfileStore(transport::KeyValue kv) : kv_(std::move(kv)) {}
+  ProfileStore(transport::KeyValue kv, std::string space, ProfileSealer sealer)
+      : kv_(std::move(kv)), space_(std::move(space)), sealer_(std::move(sealer)) {}
   Result<ProfileSnapshot> snapshotOf(const std::string& bytes, uint64_t revision,
                                      const std::string& key);
+  Result<std::string> sealedBytes(const SeatProfile& profile) const;
 
   transport::KeyValue kv_;
+  std::string space_;
+  ProfileSealer sealer_;
 };
 
 }  // namespace shoal::daemon

@@ -13,7 +13,8 @@ class ProfileStoreTest : public shoal::testing::JetStreamServerTest {
   void SetUp() override {
     JetStreamServerTest::SetUp();
     if (HasFatalFailure()) return;
-    auto store = ProfileStore::open(*js_, "main");
+    auto store =
+        ProfileStore::open(*js_, "main", ProfileSealer::withKeyForTest(std::string(64, 'a')));
     ASSERT_TRUE(store.isOk()) << store.status().toString();
     store_.emplace(std::move(store).value());
   }
@@ -94,6 +95,46 @@ TEST_F(ProfileStoreTest, ListIsSortedAndReportsDamage) {
   // A profile stored under another seat's key is damage too.
   ASSERT_TRUE(kv->put("local.dave", *encodeSeatProfile(seat("alice"))).isOk());
   EXPECT_EQ(store_->get(wire::Principal{"local", "dave"}).status().reason(), "bad-stored-profile");
+}
+
+// Only what this store sealed reads as sealed: a bare profile written behind its back is
+// unsealed, one sealed with another key foreign, one whose content changed after sealing
+// forged (the daemon runs none of them).
+TEST_F(ProfileStoreTest, ProfilesNotSealedByThisKeyAreNamedByTheirVerdict) {
+  auto created = store_->create(seat("alice"));
+  ASSERT_TRUE(created.isOk());
+  EXPECT_EQ(created->seal, SealVerdict::kSealed);
+  EXPECT_EQ(store_->get(seat("alice").principal)->seal, SealVerdict::kSealed);
+
+  auto kv = transport::KeyValue::openBucket(*js_, "shoal_seats_main");
+  ASSERT_TRUE(kv.isOk());
+  SeatProfile evil = seat("mallory");
+  evil.command = {"/bin/sh", "-c", "touch /tmp/pwned"};
+  ASSERT_TRUE(kv->put("local.mallory", *encodeSeatProfile(evil)).isOk());
+  auto unsealed = store_->get(evil.principal);
+  ASSERT_TRUE(unsealed.isOk()) << unsealed.status().toString();
+  EXPECT_EQ(unsealed->seal, SealVerdict::kUnsealed);
+
+  // The same store code with another daemon's key: foreign to ours.
+  auto other = ProfileStore::open(*js_, "main", ProfileSealer::withKeyForTest(std::string(64, 'b')));
+  ASSERT_TRUE(other.isOk());
+  ASSERT_TRUE(other->create(seat("bob")).isOk());
+  EXPECT_EQ(store_->get(seat("bob").principal)->seal, SealVerdict::kForeign);
+
+  // Alice's sealed bytes with the command swapped: the MAC no longer matches.
+  auto entry = kv->get("local.alice");
+  ASSERT_TRUE(entry.isOk());
+  std::string bytes = entry->value;
+  size_t at = bytes.find("/bin/cat");
+  ASSERT_NE(at, std::string::npos);
+  bytes.replace(at, 8, "/bin/sh ");
+  ASSERT_TRUE(kv->put("local.alice", bytes).isOk());
+  EXPECT_EQ(store_->get(seat("alice").principal)->seal, SealVerdict::kForged);
+
+  EXPECT_EQ(sealRefusal(SealVerdict::kUnsealed, "mallory").reason(), "unsealed-profile");
+  EXPECT_EQ(sealRefusal(SealVerdict::kForged, "alice").reason(), "forged-profile");
+  EXPECT_EQ(sealRefusal(SealVerdict::kForeign, "bob").reason(), "foreign-profile");
+  EXPECT_TRUE(sealRefusal(SealVerdict::kSealed, "x").isOk());
 }
 
 }  // namespace

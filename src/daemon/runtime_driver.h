@@ -155,6 +155,11 @@ class RuntimeDriver {
 // (spawn failures) or `runtime-not-built` for a runtime kind with no driver yet.
 Result<std::unique_ptr<RuntimeDriver>> launchRuntime(const SeatProfile& profile, LaunchSpec spec);
 
+// Whether the program `profile` would run exists and is executable for this process: a path
+// (relative ones against the seat's cwd), or a name found on PATH. kFailedPrecondition
+// `runtime-missing` naming the program and how to install it otherwise.
+Status checkRuntimeProgram(const SeatProfile& profile, std::string_view pathEnv);
+
 // The argv a seat runs for `profile` (the profile's command plus the driver's protocol flags).
 std::vector<std::string> runtimeArgv(const SeatProfile& profile, const LaunchSpec& spec);
 

@@ -479,6 +479,7 @@ Status Seat::Impl::open() {
 
   transport::ConnectOptions connect;
   connect.servers = {options_.url};
+  connect.nkeySeedFile = options_.nkeySeedFile;
   connect.name = "shoal seat " + profile_.principal.dotForm() + " (events)";
   SHOAL_ASSIGN_OR_RETURN(conn_, transport::Connection::connect(connect));
   SHOAL_ASSIGN_OR_RETURN(auto js, transport::JetStream::create(*conn_));
@@ -515,6 +516,7 @@ Status Seat::Impl::open() {
 
   mesh::EndpointOptions eo;
   eo.servers = {options_.url};
+  eo.nkeySeedFile = options_.nkeySeedFile;
   eo.space = options_.space;
   eo.principal = profile_.principal;
   eo.displayName = profile_.name;

@@ -95,6 +95,7 @@ enum class SeatMode { kRunning, kSleeping };
 
 struct SeatOptions {
   std::string url;    // the broker
+  std::string nkeySeedFile;  // the broker credential (empty: none)
   std::string space;  // the seat's space
   SeatMode mode = SeatMode::kRunning;
   std::chrono::milliseconds stopGrace{3000};

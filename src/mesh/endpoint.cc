@@ -67,6 +67,7 @@ Status Endpoint::start() {
   selfId_ = options_.principal.dotForm();
   transport::ConnectOptions connect;
   connect.servers = options_.servers;
+  connect.nkeySeedFile = options_.nkeySeedFile;
   connect.name =
       options_.connectionName.empty() ? "shoal " + options_.displayName : options_.connectionName;
   connect.reconnectWait = options_.reconnectWait;

@@ -96,6 +96,7 @@ using DeliveryHandler = std::function<HandlerVerdict(const Delivery&)>;
 
 struct EndpointOptions {
   std::vector<std::string> servers;  // empty: nats://127.0.0.1:4222
+  std::string nkeySeedFile;          // the broker credential (ConnectOptions::nkeySeedFile)
   std::string space = "main";
   wire::Principal principal;
   std::string displayName;

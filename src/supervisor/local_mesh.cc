@@ -13,10 +13,12 @@
 #include "base/clock.h"
 #include "base/file_system.h"
 #include "base/log.h"
+#include "base/owner_only.h"
 #include "base/process_info.h"
 #include "base/subprocess.h"
 #include "mesh/liveness_probe.h"
 #include "mesh/operator_identity.h"
+#include "supervisor/mesh_secret.h"
 #include "supervisor/restart_policy.h"
 #include "transport/connection.h"
 #include "transport/local_broker.h"
@@ -109,6 +111,7 @@ bool waitForDaemon(const MeshPaths& paths, milliseconds timeout) {
 bool waitForManager(const MeshRecord& record, milliseconds timeout) {
   transport::ConnectOptions options;
   options.servers = {record.url};
+  options.nkeySeedFile = record.secretFile;
   options.name = "shoal up";
   options.allowReconnect = false;
   auto conn = transport::Connection::connect(options);
@@ -169,7 +172,22 @@ bool stopOrphans(const MeshRecord& record, const std::string& space, millisecond
   return found;
 }
 
+// The space's data and state directories, owner-only: the broker's store holds every message of
+// the space, the state dir the logs, the registry and the secrets.
+Status prepareOwnerOnlyDirs(const MeshPaths& paths) {
+  for (const std::string& dir : {paths.dataDir, paths.brokerStoreDir, paths.stateDir, paths.logDir,
+                                 paths.secretsDir}) {
+    Status st = ensureOwnerOnlyDir(dir);
+    if (!st.isOk()) return st.withContext("preparing " + dir);
+  }
+  return Status::ok();
+}
+
 }  // namespace
+
+bool isLiveSupervisor(const MeshRecord& record, const std::string& space) {
+  return isOurSupervisor(static_cast<pid_t>(record.supervisorPid), space);
+}
 
 Result<std::string> findNatsServer(const std::string& configured) {
   return transport::LocalBroker::findServerBinary(configured);
@@ -257,14 +275,15 @@ Status superviseUntilStopped(const MeshPaths& paths, const UpOptions& options,
   if (options.withPlanes) {
     planes.emplace("shoal serve",
                    std::vector<std::string>{"serve", "--space", paths.space, "--server", record.url,
-                                            "--lease-wait", "45"},
+                                            "--nkey", record.secretFile, "--lease-wait", "45"},
                    paths.planesLog, paths.space);
   }
   std::optional<ServiceProcess> daemon;
   if (options.withDaemon) {
     daemon.emplace(
         "shoal daemon",
-        std::vector<std::string>{"daemon", "run", "--space", paths.space, "--server", record.url},
+        std::vector<std::string>{"daemon", "run", "--space", paths.space, "--server", record.url,
+                                 "--nkey", record.secretFile},
         paths.daemonLog, paths.space);
   }
   bool brokerDown = false;
@@ -338,10 +357,8 @@ Status runSupervisor(const MeshPaths& paths, const UpOptions& options,
                      const std::function<void(const MeshRecord&)>& onReady) {
   FileSystem& fs = FileSystem::posix();
   SHOAL_ASSIGN_OR_RETURN(std::string binary, findNatsServer(options.natsServer));
-  for (const std::string& dir : {paths.brokerStoreDir, paths.logDir}) {
-    auto made = fs.createDirs(dir);
-    if (!made.isOk()) return made.status().withContext("preparing " + dir);
-  }
+  SHOAL_RETURN_IF_ERROR(prepareOwnerOnlyDirs(paths));
+  SHOAL_ASSIGN_OR_RETURN(MeshSecret secret, ensureMeshSecret(paths));
 
   // Stop signals are taken synchronously; block them before any thread exists.
   sigset_t stopSignals;
@@ -358,6 +375,7 @@ Status runSupervisor(const MeshPaths& paths, const UpOptions& options,
   brokerOptions.storeDir = paths.brokerStoreDir;
   brokerOptions.logPath = paths.brokerLog;
   brokerOptions.startTimeout = options.readyTimeout;
+  brokerOptions.extraConfig = brokerAuthorization(secret);
 
   auto started = transport::LocalBroker::start(brokerOptions);
   if (!started.isOk()) return started.status().withContext("starting nats-server");
@@ -372,6 +390,7 @@ Status runSupervisor(const MeshPaths& paths, const UpOptions& options,
   record.brokerPid = broker->pid();
   record.supervisorPid = ::getpid();
   record.startedAtMs = Clock::real().wallMs();
+  record.secretFile = secret.seedFile;
   Status written = writeMeshRecord(fs, paths.registryFile, record);
   if (!written.isOk()) {
     (void)broker->stop();
@@ -413,8 +432,10 @@ Result<UpOutcome> startDetached(const MeshPaths& paths, const UpOptions& options
 
   SHOAL_ASSIGN_OR_RETURN(std::string binary, findNatsServer(options.natsServer));
   SHOAL_ASSIGN_OR_RETURN(std::string self, selfExecutablePath());
-  auto made = fs.createDirs(paths.logDir);
-  if (!made.isOk()) return made.status().withContext("preparing " + paths.logDir);
+  SHOAL_RETURN_IF_ERROR(prepareOwnerOnlyDirs(paths));
+  // The secret exists before the supervisor starts, so a failure to make it is told here.
+  SHOAL_ASSIGN_OR_RETURN(MeshSecret secret, ensureMeshSecret(paths));
+  (void)secret;
 
   SpawnOptions spawn;
   spawn.argv = {self,

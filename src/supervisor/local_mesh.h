@@ -1,9 +1,10 @@
 // The local mesh on this machine: what `shoal up`, `shoal down` and `shoal status` act on.
 //
-// `shoal up` starts a supervisor process (this same binary, `shoal up --foreground`) in its
+// `shoal up` first makes sure the space's mesh secret exists (mesh_secret.h) and its data and
+// state directories are owner-only; it then starts a supervisor process (this same binary, `shoal up --foreground`) in its
 // own session, so it outlives the terminal. The supervisor starts nats-server with JetStream on
 // 127.0.0.1 (the preferred port, else the next free one) with its store under
-// MeshPaths::brokerStoreDir, writes the MeshRecord once the broker accepts connections, restarts
+// MeshPaths::brokerStoreDir, admitting only the holder of the mesh secret, writes the MeshRecord once the broker accepts connections, restarts
 // the broker if it dies (backoff 0.5 s doubling to 8 s; more than 5 crashes in 60 s gives up),
 // runs the space's planes (`shoal serve`) and seat daemon (`shoal daemon run`) beside it,
 // restarted the same way (if one crash-loops the broker stays up), and on SIGTERM/SIGINT stops
@@ -65,6 +66,10 @@ struct DownOutcome {
 // With `force`, also removes a record that cannot be read.
 Result<DownOutcome> stopMesh(const MeshPaths& paths, bool force,
                              std::chrono::milliseconds timeout = std::chrono::seconds(15));
+
+// Whether `record`'s supervisor is alive and is a `shoal up` supervisor of `space` (its command
+// line is checked, so a reused pid does not count).
+bool isLiveSupervisor(const MeshRecord& record, const std::string& space);
 
 // The nats-server binary: `configured` if non-empty, else PATH, else /usr/sbin/nats-server.
 // kFailedPrecondition (reason `nats-server-missing`) naming scripts/bootstrap otherwise.

@@ -35,6 +35,9 @@ Result<MeshPaths> MeshPaths::resolve(std::string_view space) {
   p.supervisorLog = p.logDir + "/" + p.space + "-supervisor.log";
   p.planesLog = p.logDir + "/" + p.space + "-planes.log";
   p.daemonLog = p.logDir + "/" + p.space + "-daemon.log";
+  p.secretsDir = p.stateDir + "/secrets";
+  p.meshSecretFile = p.secretsDir + "/" + p.space + ".nk";
+  p.profileKeyFile = p.secretsDir + "/" + p.space + "-seats.key";
   std::string runtimeDir = envOr("XDG_RUNTIME_DIR", "");
   p.controlSocket = !runtimeDir.empty() && runtimeDir.front() == '/'
                         ? runtimeDir + "/shoal/" + p.space + ".sock"

@@ -4,7 +4,12 @@
 //   broker   <data>/broker                             JetStream store of the embedded broker
 //   state    $XDG_STATE_HOME/shoal/                    (default ~/.local/state/shoal)
 //   registry <state>/meshes/<space>.json               the mesh registry record (MeshRecord)
-//   logs     <state>/logs/<space>-{broker,supervisor,planes}.log
+//   logs     <state>/logs/<space>-{broker,supervisor,planes,daemon}.log
+//   secrets  <state>/secrets/<space>.nk                the mesh secret (mesh_secret.h), 0600
+//            <state>/secrets/<space>-seats.key         the daemon's seat-profile key, 0600
+//
+// Every Shoal directory is created 0700 (base/owner_only.h): the broker's store holds every
+// message of the space, the seats' journals their bodies, the secrets dir the keys.
 //
 // The space name is sanitised to a routing token first, so a path can never escape its folder.
 //
@@ -29,6 +34,9 @@ struct MeshPaths {
   std::string supervisorLog;
   std::string planesLog;
   std::string daemonLog;
+  std::string secretsDir;
+  std::string meshSecretFile;
+  std::string profileKeyFile;
   // The seat daemon's control socket: $XDG_RUNTIME_DIR/shoal/<space>.sock when XDG_RUNTIME_DIR
   // is an absolute path, else <stateDir>/run/<space>.sock.
   std::string controlSocket;

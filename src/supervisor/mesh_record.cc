@@ -19,6 +19,7 @@ std::string encodeMeshRecord(const MeshRecord& r) {
   o["daemonPid"] = r.daemonPid;
   o["startedAtMs"] = r.startedAtMs;
   o["mode"] = r.mode;
+  if (!r.secretFile.empty()) o["secretFile"] = r.secretFile;
   return json::serialize(o) + "\n";
 }
 
@@ -58,19 +59,9 @@ Result<MeshRecord> decodeMeshRecord(std::string_view text, std::string_view path
   }
   if (o.contains("servePid") && !num("servePid", r.servePid)) return bad("bad servePid");
   if (o.contains("daemonPid") && !num("daemonPid", r.daemonPid)) return bad("bad daemonPid");
+  if (o.contains("secretFile") && !str("secretFile", r.secretFile)) return bad("bad secretFile");
   r.port = static_cast<int>(port);
   return r;
-}
-
-Result<std::string> meshBrokerUrl(FileSystem& fs, const std::string& registryFile,
-                                  const std::string& serverOverride) {
-  if (!serverOverride.empty()) return serverOverride;
-  auto record = readMeshRecord(fs, registryFile);
-  if (record.isOk()) return record->url;
-  if (record.status().code() == StatusCode::kNotFound) {
-    return std::string("nats://127.0.0.1:4222");
-  }
-  return record.status();
 }
 
 Result<MeshRecord> readMeshRecord(FileSystem& fs, const std::string& path) {

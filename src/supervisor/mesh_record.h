@@ -5,9 +5,12 @@
 //
 //   {"version":1,"space":"main","url":"nats://127.0.0.1:4222","host":"127.0.0.1","port":4222,
 //    "storeDir":"…/broker","brokerPid":124,"supervisorPid":123,"servePid":125,
-//    "daemonPid":126,"startedAtMs":1764500000000,"mode":"open"}
+//    "daemonPid":126,"startedAtMs":1764500000000,"mode":"open",
+//    "secretFile":"…/secrets/main.nk"}
 //
-// `servePid` and `daemonPid` may be absent (read as 0).
+// `servePid` and `daemonPid` may be absent (read as 0); `secretFile` (the mesh secret the
+// broker requires, mesh_secret.h — its path, never its content) is absent in records of
+// brokers started without one.
 //
 // Unknown fields are ignored on read; a file that is not this shape is refused with kDataLoss
 // naming the file and the remedy (`shoal down --force` removes it).
@@ -35,18 +38,16 @@ struct MeshRecord {
   int64_t servePid = 0;   // the planes process (`shoal serve`); 0 while it is not running
   int64_t daemonPid = 0;  // the seat daemon (`shoal daemon run`); 0 while it is not running
   int64_t startedAtMs = 0;
-  std::string mode = "open";  // "open": owner `local`, no authentication (dev mode)
+  // "open": owner `local`, no per-principal identity; only the holder of `secretFile` (the
+  // mesh owner) may connect.
+  std::string mode = "open";
+  std::string secretFile;
 
   friend bool operator==(const MeshRecord&, const MeshRecord&) = default;
 };
 
 std::string encodeMeshRecord(const MeshRecord& record);
 Result<MeshRecord> decodeMeshRecord(std::string_view json, std::string_view path);
-
-// The broker a command should use: `serverOverride` if given, else the space's recorded local
-// mesh, else the default local URL nats://127.0.0.1:4222. A damaged record is an error.
-Result<std::string> meshBrokerUrl(FileSystem& fs, const std::string& registryFile,
-                                  const std::string& serverOverride);
 
 // kNotFound when there is no record (the mesh is not up).
 Result<MeshRecord> readMeshRecord(FileSystem& fs, const std::string& path);

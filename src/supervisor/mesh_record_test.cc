@@ -21,11 +21,16 @@ MeshRecord sample() {
   return r;
 }
 
-// A record survives an encode/decode round trip unchanged.
+// A record survives an encode/decode round trip unchanged, with or without a secret file.
 TEST(MeshRecord, RoundTrips) {
   auto back = decodeMeshRecord(encodeMeshRecord(sample()), "f");
   ASSERT_TRUE(back.isOk()) << back.status().toString();
   EXPECT_EQ(*back, sample());
+  MeshRecord withSecret = sample();
+  withSecret.secretFile = "/state/shoal/secrets/main.nk";
+  auto again = decodeMeshRecord(encodeMeshRecord(withSecret), "f");
+  ASSERT_TRUE(again.isOk()) << again.status().toString();
+  EXPECT_EQ(*again, withSecret);
 }
 
 // The on-disk format is pinned: changing it needs a version bump (docs/decisions/001). An added
@@ -37,6 +42,11 @@ TEST(MeshRecord, GoldenBytes) {
             "\"brokerPid\":124,\"supervisorPid\":123,\"servePid\":0,\"daemonPid\":0,"
             "\"startedAtMs\":1764500000000,"
             "\"mode\":\"open\"}\n");
+  MeshRecord withSecret = sample();
+  withSecret.secretFile = "/s/main.nk";
+  std::string bytes = encodeMeshRecord(withSecret);
+  EXPECT_NE(bytes.find(",\"mode\":\"open\",\"secretFile\":\"/s/main.nk\"}\n"), std::string::npos)
+      << bytes;
 }
 
 // Unknown fields are ignored, so a newer writer's extra facts do not break an older reader.

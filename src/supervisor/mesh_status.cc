@@ -9,6 +9,7 @@
 #include "mesh/delivery_rail.h"
 #include "mesh/liveness_probe.h"
 #include "mesh/operator_identity.h"
+#include "supervisor/local_mesh.h"
 #include "transport/connection.h"
 #include "wire/liveness.h"
 
@@ -43,18 +44,19 @@ std::map<std::string, uint64_t> deliveryJobs(transport::Connection& conn, const 
   return out;
 }
 
-BrokerStatus askBroker(const std::string& url, std::chrono::milliseconds timeout,
+BrokerStatus askBroker(const BrokerTarget& target, std::chrono::milliseconds timeout,
                        const std::string& space, std::vector<PlaneStatus>* planes) {
   BrokerStatus out;
-  out.url = url;
+  out.url = target.url;
   transport::ConnectOptions options;
-  options.servers = {url};
+  target.applyTo(options);
   options.name = "shoal status";
   options.allowReconnect = false;
   options.connectTimeout = timeout;
   auto conn = transport::Connection::connect(options);
   if (!conn.isOk()) {
-    out.error = conn.status();
+    out.error = explainConnectFailure(target, conn.status());
+    out.refused = conn.status().code() == StatusCode::kPermissionDenied;
     return out;
   }
   out.reachable = true;
@@ -99,12 +101,14 @@ BrokerStatus askBroker(const std::string& url, std::chrono::milliseconds timeout
 }  // namespace
 
 Result<MeshStatus> inspectMesh(const MeshPaths& paths, const std::string& serverUrl,
-                               std::chrono::milliseconds timeout) {
+                               const std::string& nkeyFile, std::chrono::milliseconds timeout) {
   MeshStatus status;
   status.space = paths.space;
   if (!serverUrl.empty()) {
-    status.mode = "external";
-    status.broker = askBroker(serverUrl, timeout, paths.space, &status.planes);
+    SHOAL_ASSIGN_OR_RETURN(BrokerTarget target, resolveBrokerTarget(paths, serverUrl, nkeyFile));
+    status.mode = target.localMesh ? "open" : "external";
+    status.secretFile = target.nkeySeedFile;
+    status.broker = askBroker(target, timeout, paths.space, &status.planes);
     return status;
   }
   auto record = readMeshRecord(FileSystem::posix(), paths.registryFile);
@@ -119,8 +123,11 @@ Result<MeshStatus> inspectMesh(const MeshPaths& paths, const std::string& server
   }
   status.record = *record;
   status.mode = record->mode;
-  status.supervisorAlive = processExists(static_cast<pid_t>(record->supervisorPid));
-  status.broker = askBroker(record->url, timeout, paths.space, &status.planes);
+  status.supervisorAlive = isLiveSupervisor(*record, paths.space);
+  BrokerTarget target{paths.space, record->url,
+                      nkeyFile.empty() ? record->secretFile : nkeyFile, true};
+  status.secretFile = target.nkeySeedFile;
+  status.broker = askBroker(target, timeout, paths.space, &status.planes);
   return status;
 }
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "supervisor/broker_target.h"
 #include "supervisor/mesh_paths.h"
 #include "supervisor/mesh_record.h"
 
@@ -27,7 +28,8 @@ struct BrokerStatus {
   std::string serverId;
   bool jetstream = false;
   double rttMs = 0;
-  Status error;  // why it is unreachable or JetStream is off; OK otherwise
+  bool refused = false;  // it answered but refused our credential (authorization)
+  Status error;          // why it is unreachable or JetStream is off; OK otherwise
 };
 
 // A plane's liveness as a probe from the operator's principal saw it (mesh::probeLiveness).
@@ -47,12 +49,16 @@ struct MeshStatus {
   bool supervisorAlive = false;
   BrokerStatus broker;
   std::vector<PlaneStatus> planes;  // manager, delivery (empty when the broker is unreachable)
-  std::string mode;                 // "open" (owner `local`, no authentication) or "external"
+  // "open" (owner `local`, no per-principal identity, only the mesh secret's holder may
+  // connect) or "external" (a broker Shoal did not start)
+  std::string mode;
+  std::string secretFile;  // the credential presented: its path, never its content
 };
 
 // With `serverUrl` empty, inspects the recorded local mesh; kNotFound (reason `mesh-not-up`)
-// when nothing is recorded. With a URL, inspects that broker directly.
+// when nothing is recorded. With a URL, inspects that broker directly (broker_target.h says
+// which credential is presented; `nkeyFile` overrides it).
 Result<MeshStatus> inspectMesh(const MeshPaths& paths, const std::string& serverUrl,
-                               std::chrono::milliseconds timeout);
+                               const std::string& nkeyFile, std::chrono::milliseconds timeout);
 
 }  // namespace shoal::supervisor

@@ -7,9 +7,11 @@
 
 #include <boost/json.hpp>
 
+#include "base/file_system.h"
 #include "base/ids.h"
 #include "base/log.h"
 #include "transport/event_sink.h"
+#include "transport/nkey.h"
 #include "transport/nats_internal.h"
 #include "transport/server_probe.h"
 #include "transport/status_map.h"
@@ -184,6 +186,27 @@ Connection::~Connection() {
   EventSink::retire(std::move(impl_->sink));
 }
 
+namespace {
+
+// The public key of the seed stored in `path`, named failures otherwise.
+Result<std::string> nkeyPublicOfFile(const std::string& path) {
+  auto text = FileSystem::posix().readFile(path);
+  if (!text.isOk()) {
+    return Status(text.status().code(), "nkey-unreadable",
+                  "reading the broker secret " + path + ": " +
+                      std::string(text.status().message()));
+  }
+  auto pair = nkeyFromSeed(*text);
+  if (!pair.isOk()) {
+    return invalidArgument("bad-nkey-seed", "the broker secret " + path +
+                                                " does not hold an nkey seed (" +
+                                                std::string(pair.status().message()) + ")");
+  }
+  return pair->publicKey;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<Connection>> Connection::connect(ConnectOptions options) {
   natsOptions* rawOpts = nullptr;
   natsStatus s = natsOptions_Create(&rawOpts);
@@ -229,6 +252,12 @@ Result<std::unique_ptr<Connection>> Connection::connect(ConnectOptions options) 
     SHOAL_RETURN_IF_ERROR(check(natsOptions_SetUserCredentialsFromFiles(
                                     opts.get(), options.credentialsFile.c_str(), nullptr),
                                 "credentials"));
+  }
+  if (!options.nkeySeedFile.empty()) {
+    SHOAL_ASSIGN_OR_RETURN(std::string publicKey, nkeyPublicOfFile(options.nkeySeedFile));
+    SHOAL_RETURN_IF_ERROR(check(natsOptions_SetNKeyFromSeed(opts.get(), publicKey.c_str(),
+                                                            options.nkeySeedFile.c_str()),
+                                "nkey"));
   }
   SHOAL_RETURN_IF_ERROR(check(natsOptions_SetSendAsap(opts.get(), options.sendAsap), "send asap"));
   SHOAL_RETURN_IF_ERROR(

@@ -82,6 +82,9 @@ struct ConnectOptions {
   std::string password{};
   // A NATS .creds file (user JWT + seed) for decentralized auth (empty: none).
   std::string credentialsFile{};
+  // A file holding a user nkey seed (`SU…`, nkey.h): the client signs the server's nonce with
+  // it at every (re)connect; the seed never leaves this process. The local mesh's secret.
+  std::string nkeySeedFile{};
   // Flush every publish immediately instead of batching (responders: replies leave at once).
   bool sendAsap = false;
   // Keep retrying an initial connect that fails (using the reconnect settings) instead of

@@ -43,7 +43,7 @@ TEST_F(CliDaemonTest, SeatRegistryThroughTheDaemon) {
 
   CliRun list = shoal({"seat", "list", "--json"});
   ASSERT_EQ(list.code, 0) << list.err;
-  EXPECT_EQ(json::parse(list.out).as_array().size(), 1u);
+  EXPECT_EQ(json::parse(list.out).at("seats").as_array().size(), 1u);
   CliRun shown = shoal({"seat", "show", "Code Reviewer"});
   EXPECT_EQ(shown.code, 0) << shown.err;
   EXPECT_NE(shown.out.find("command: /bin/cat -u"), std::string::npos) << shown.out;
@@ -86,7 +86,7 @@ TEST_F(CliDaemonTest, SeatRegistryThroughTheDaemon) {
   EXPECT_NE(stale.err.find("no longer at revision"), std::string::npos) << stale.err;
   CliRun removed = shoal({"seat", "rm", "Code Reviewer"});
   EXPECT_EQ(removed.code, 0) << removed.err;
-  EXPECT_EQ(json::parse(shoal({"seat", "list", "--json"}).out).as_array().size(), 0u);
+  EXPECT_EQ(json::parse(shoal({"seat", "list", "--json"}).out).at("seats").as_array().size(), 0u);
 
   // A second daemon for the same space is refused while the first runs.
   CliRun second = shoal({"daemon", "run"});
@@ -117,7 +117,7 @@ TEST_F(CliDaemonTest, UpRunsTheDaemonAndAClaudeSeatSleepsAndWakes) {
   ASSERT_TRUE(testing::eventually([&] {
     CliRun ps = shoal({"ps", "--json"});
     if (ps.code != 0) return false;
-    psRow = json::parse(ps.out).as_array()[0].as_object();
+    psRow = json::parse(ps.out).at("seats").as_array()[0].as_object();
     return !psRow.at("recentResults").as_array().empty();
   }));
   ASSERT_EQ(psRow.at("recentResults").as_array().size(), 1u);
@@ -166,7 +166,7 @@ TEST_F(CliDaemonTest, UpRunsTheDaemonAndAClaudeSeatSleepsAndWakes) {
   ASSERT_EQ(events.code, 0) << events.err;
   std::string kinds;
   json::value parsedEvents = json::parse(events.out);
-  for (const auto& e : parsedEvents.as_array()) {
+  for (const auto& e : parsedEvents.at("events").as_array()) {
     kinds += std::string(e.at("kind").as_string()) + " ";
     EXPECT_EQ(e.at("seat").at("name").as_string(), "Claude Fake");
   }

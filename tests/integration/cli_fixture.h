@@ -176,6 +176,7 @@ class CliTest : public ::testing::Test {
     ASSERT_TRUE(rec.isOk());
     transport::ConnectOptions options;
     options.servers = {rec->url};
+    options.nkeySeedFile = rec->secretFile;  // the mesh admits only its owner's secret
     auto conn = transport::Connection::connect(options);
     ASSERT_TRUE(conn.isOk()) << conn.status().toString();
     conn_ = std::move(conn).value();

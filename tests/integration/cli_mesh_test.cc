@@ -57,6 +57,12 @@ TEST_F(CliMeshTest, UpStatusDownLifecycle) {
   EXPECT_FALSE(v.at("broker").at("version").as_string().empty());
   EXPECT_EQ(v.at("mode").as_string(), "open");
   EXPECT_EQ(v.at("local").at("storeDir").as_string(), rec->storeDir);
+  // The secret the broker requires is named by its file, never by its content.
+  EXPECT_EQ(v.at("secretFile").as_string(), home_->join("state") + "/shoal/secrets/itest.nk");
+  EXPECT_EQ(rec->secretFile, v.at("secretFile").as_string());
+  auto seed = FileSystem::posix().readFile(rec->secretFile);
+  ASSERT_TRUE(seed.isOk());
+  EXPECT_EQ(status.out.find(seed->substr(0, 20)), std::string::npos);
   // `up` returns once the manager and delivery planes serve.
   ASSERT_EQ(v.at("planes").as_array().size(), 2u);
   EXPECT_EQ(v.at("planes").at(0).at("plane").as_string(), "manager");
@@ -69,7 +75,8 @@ TEST_F(CliMeshTest, UpStatusDownLifecycle) {
   CliRun human = shoal({"status"});
   EXPECT_EQ(human.code, 0);
   EXPECT_NE(human.out.find("JetStream ready"), std::string::npos) << human.out;
-  EXPECT_NE(human.out.find("open dev mode"), std::string::npos) << human.out;
+  EXPECT_NE(human.out.find("open mode"), std::string::npos) << human.out;
+  EXPECT_NE(human.out.find("only holders of the mesh secret"), std::string::npos) << human.out;
 
   CliRun again = up();
   ASSERT_EQ(again.code, 0) << again.err;

@@ -45,6 +45,7 @@ class CliTrafficTest : public CliTest {
     EXPECT_TRUE(rec.isOk());
     mesh::EndpointOptions o;
     o.servers = {rec->url};
+    o.nkeySeedFile = rec->secretFile;
     o.space = "itest";
     o.principal = wire::Principal{"local", "observer"};
     o.presence = false;

@@ -1,0 +1,132 @@
+#include "cli/refusals.h"
+
+#include <array>
+
+namespace shoal::cli {
+namespace {
+
+constexpr std::array kRefusals = {
+    // Finding the mesh.
+    Refusal{"no-mesh", "no local mesh is registered for the space on this machine",
+            "start it with `shoal up` (add `--space NAME` for another space), or name a broker "
+            "with `--server URL`"},
+    Refusal{"mesh-not-up", "`shoal status` found no local mesh for the space",
+            "start it with `shoal up`, or inspect another broker with `--server URL`"},
+    Refusal{"mesh-not-running",
+            "the space's registry entry names a supervisor that is gone (killed, or the machine "
+            "restarted)",
+            "`shoal up` starts the mesh again and replaces the stale entry"},
+    Refusal{"unreachable", "the broker does not answer at the recorded address",
+            "`shoal down && shoal up` restarts the local mesh; for `--server`, check the URL"},
+    Refusal{"broker-auth-refused",
+            "the broker refused the credential presented (none, or an nkey it does not list): "
+            "the local mesh admits only its owner",
+            "run the command as the user who ran `shoal up`; against another broker pass "
+            "`--nkey FILE`"},
+    Refusal{"auth-failed", "the broker refused the connection's credential",
+            "use the mesh owner's account, or pass the broker's credential with `--nkey FILE`"},
+    Refusal{"no-mesh-secret", "the mesh secret file named by the registry is missing",
+            "`shoal down && shoal up` mints a new secret"},
+    Refusal{"bad-mesh-secret", "the mesh secret file does not hold an nkey seed",
+            "remove the file and run `shoal down && shoal up` for a new one"},
+    Refusal{"secret-exposed",
+            "a secret file (mesh secret, profile key) is readable or writable by other users, or "
+            "belongs to another user",
+            "`chmod 600` it, or better remove it and restart the mesh (`shoal down && shoal up`): "
+            "treat it as leaked"},
+    Refusal{"not-owner", "a Shoal directory belongs to another user",
+            "use your own HOME / XDG directories; Shoal never keeps secrets in a directory "
+            "someone else owns"},
+    Refusal{"no-home", "neither HOME nor XDG_DATA_HOME / XDG_STATE_HOME is an absolute path",
+            "set HOME"},
+    Refusal{"bad-mesh-record", "the mesh registry file is damaged",
+            "`shoal down --force` removes it; then `shoal up`"},
+    Refusal{"nats-server-missing", "nats-server is not installed",
+            "`scripts/bootstrap` (or `apt install nats-server`)"},
+    Refusal{"supervisor-exited", "the mesh supervisor exited before its broker was ready",
+            "read the log tail printed with the error (a port or store problem)"},
+    Refusal{"broker-not-ready", "the broker did not become ready in time",
+            "see the supervisor and broker logs under `$XDG_STATE_HOME/shoal/logs`"},
+    Refusal{"space-not-provisioned", "the space's streams and buckets do not exist on the broker",
+            "start the mesh with `shoal up` (its manager plane provisions the space) or run "
+            "`shoal serve`"},
+    Refusal{"jetstream-off", "the broker does not offer JetStream",
+            "start nats-server with `-js` (`shoal up` does)"},
+    // The seat daemon.
+    Refusal{"daemon-not-running", "no seat daemon answers on the space's control socket",
+            "`shoal up` runs one (or `shoal daemon run` in a terminal)"},
+    Refusal{"daemon-running", "a seat daemon already serves this space's control socket",
+            "use it (`shoal daemon status`), or stop it first"},
+    Refusal{"control-timeout", "the daemon did not answer in time",
+            "retry with a larger `--timeout`; `shoal daemon status` shows what it is doing"},
+    Refusal{"seat-exists", "a seat with that name (principal) is already registered",
+            "use it (`shoal seat show NAME`), pick another name, or `shoal seat rm NAME` first"},
+    Refusal{"unknown-seat", "no seat of that name or id is registered",
+            "`shoal seat list` shows the seats"},
+    Refusal{"stale-revision", "the seat changed since the revision you named",
+            "read it again (`shoal seat show NAME`) and retry"},
+    Refusal{"seat-not-running", "the seat has no running runtime for this operation",
+            "`shoal seat start NAME`, then retry"},
+    Refusal{"seat-busy", "the seat's runtime is in a turn", "retry once it is idle (`shoal ps`)"},
+    Refusal{"runtime-missing", "the seat's runtime program is not installed or not on PATH",
+            "install it (the message names how), or give its path after `--`"},
+    Refusal{"missing-command", "an exec seat needs the program to run",
+            "`shoal seat add NAME -- PROGRAM ARGS…`"},
+    Refusal{"bad-cwd", "the seat's working directory does not exist or is not absolute",
+            "create it, or pass an existing absolute `--cwd`"},
+    Refusal{"bad-seat-name", "a seat name is 1 to 128 bytes of text without control characters",
+            "choose another name"},
+    Refusal{"unsealed-profile",
+            "a stored seat profile carries no seal from this daemon: it was written before seals "
+            "existed, or by someone other than the owner",
+            "check its command with `shoal seat show NAME`; if it is yours, `shoal seat trust "
+            "NAME` seals it"},
+    Refusal{"forged-profile",
+            "a stored seat profile's seal does not match its content: it was changed outside "
+            "the daemon",
+            "check it with `shoal seat show NAME`; `shoal seat rm NAME` and add it again"},
+    Refusal{"foreign-profile", "the seat was sealed by another machine's daemon",
+            "run it on that machine; it is never started here"},
+    Refusal{"seat-start-failed", "the seat's runtime could not be started",
+            "the message says why; the daemon retries a transient failure with backoff"},
+    Refusal{"lock-held", "another daemon holds the seat's journal lock",
+            "stop the other daemon, or give the seat its own `--cwd`"},
+    // Sending and reading.
+    Refusal{"unknown-recipient", "no peer of that name or id is known in the space",
+            "`shoal endpoints` lists the peers; address one by its id (`local.NAME`)"},
+    Refusal{"record-too-large", "the message is larger than a receiving daemon admits",
+            "send a shorter text (or a file path the agent can read)"},
+    Refusal{"bad-wait", "`--wait` takes stored, surfaced or replied",
+            "`shoal send dm NAME TEXT --wait replied`"},
+    Refusal{"mentions-need-a-channel", "only channel posts carry @mentions",
+            "`shoal send msg CHANNEL TEXT --mention NAME`"},
+    Refusal{"unknown-message", "no message with that id is in your inbox or the space's streams",
+            "`shoal inbox --all` lists the ids"},
+    Refusal{"durable-missing", "the principal has no DM durable on the broker yet",
+            "it is made the first time the principal joins or a seat is added"},
+    Refusal{"delivery-not-serving", "no delivery plane serves the space",
+            "`shoal up` (or `shoal serve`) runs one"},
+    Refusal{"join-refused", "the broker refused to subscribe to the channel",
+            "this principal may not read that channel"},
+    Refusal{"not-joined", "you are not a member of that channel",
+            "join it first (`/join CHANNEL` in `shoal join`)"},
+    // The command line itself.
+    Refusal{"usage", "the command line does not parse", "`shoal help COMMAND` shows its usage"},
+    Refusal{"unknown-command", "no command of that name",
+            "`shoal help` lists the commands (a close match is suggested)"},
+};
+
+}  // namespace
+
+std::span<const Refusal> refusals() {
+  return kRefusals;
+}
+
+const Refusal* findRefusal(std::string_view reason) {
+  for (const Refusal& r : kRefusals) {
+    if (r.reason == reason) return &r;
+  }
+  return nullptr;
+}
+
+}  // namespace shoal::cli

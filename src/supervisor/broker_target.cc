@@ -1,0 +1,76 @@
+#include "supervisor/broker_target.h"
+
+#include "base/file_system.h"
+#include "supervisor/local_mesh.h"
+#include "supervisor/mesh_record.h"
+
+namespace shoal::supervisor {
+namespace {
+
+std::string spaceFlag(const std::string& space) {
+  return space == kDefaultSpace ? std::string() : " --space " + space;
+}
+
+}  // namespace
+
+void BrokerTarget::applyTo(transport::ConnectOptions& options) const {
+  options.servers = {url};
+  options.nkeySeedFile = nkeySeedFile;
+}
+
+Result<BrokerTarget> resolveBrokerTarget(const MeshPaths& paths, const std::string& serverOverride,
+                                         const std::string& nkeyOverride) {
+  BrokerTarget target;
+  target.space = paths.space;
+  auto record = readMeshRecord(FileSystem::posix(), paths.registryFile);
+  if (!record.isOk() && record.status().code() != StatusCode::kNotFound) {
+    if (serverOverride.empty()) return record.status();
+  }
+  if (!serverOverride.empty()) {
+    target.url = serverOverride;
+    target.localMesh = record.isOk() && record->url == serverOverride;
+    target.nkeySeedFile = !nkeyOverride.empty() ? nkeyOverride
+                          : target.localMesh    ? record->secretFile
+                                                : std::string();
+    return target;
+  }
+  if (!record.isOk()) {
+    return notFound("no-mesh", "no local mesh is running for space `" + paths.space +
+                                   "` on this machine; start it with `shoal up" +
+                                   spaceFlag(paths.space) +
+                                   "`, or name a broker with --server URL");
+  }
+  if (!isLiveSupervisor(*record, paths.space)) {
+    return failedPrecondition(
+        "mesh-not-running",
+        "the local mesh for space `" + paths.space + "` is not running (its supervisor, pid " +
+            std::to_string(record->supervisorPid) + ", is gone); start it again with `shoal up" +
+            spaceFlag(paths.space) + "`");
+  }
+  target.url = record->url;
+  target.localMesh = true;
+  target.nkeySeedFile = nkeyOverride.empty() ? record->secretFile : nkeyOverride;
+  return target;
+}
+
+Status explainConnectFailure(const BrokerTarget& target, const Status& failure) {
+  if (failure.code() == StatusCode::kPermissionDenied) {
+    std::string presented = target.nkeySeedFile.empty()
+                                ? "no credential"
+                                : "the nkey in " + target.nkeySeedFile;
+    return permissionDenied(
+        "broker-auth-refused",
+        "the broker " + target.url + " refused " + presented +
+            (target.localMesh ? "; the local mesh admits only its owner's secret — run this as "
+                                "the user who ran `shoal up`"
+                              : "; pass the credential it requires with --nkey FILE"));
+  }
+  if (failure.code() == StatusCode::kUnavailable && target.localMesh) {
+    return failure.withContext("broker " + target.url +
+                               " unreachable (is the mesh up? `shoal status" +
+                               spaceFlag(target.space) + "`)");
+  }
+  return failure;
+}
+
+}  // namespace shoal::supervisor

@@ -1,0 +1,41 @@
+// BrokerTarget: which broker a command talks to, and with what proof — one rule for every
+// `shoal` command, plane and daemon, so none can quietly end up on someone else's mesh.
+//
+//   --server URL given   that broker. The credential is --nkey FILE when given; else the
+//                        space's local mesh secret when the registry's broker is that same URL
+//                        (the owner's own broker); else none.
+//   no --server          the space's registry entry (MeshRecord) written by `shoal up`, and
+//                        the mesh secret it names. No entry → kNotFound `no-mesh` ("start it
+//                        with `shoal up`, or name a broker with --server"); an entry whose
+//                        supervisor is gone → kFailedPrecondition `mesh-not-running`. There is
+//                        no default URL: nats://127.0.0.1:4222 may be another user's broker.
+//
+// Thread safety: reads files; call from one thread at a time.
+#pragma once
+
+#include <string>
+
+#include "base/result.h"
+#include "supervisor/mesh_paths.h"
+#include "transport/connection.h"
+
+namespace shoal::supervisor {
+
+struct BrokerTarget {
+  std::string space;
+  std::string url;
+  std::string nkeySeedFile;  // empty: connect without credentials
+  bool localMesh = false;    // the space's recorded local mesh (by registry or matching URL)
+
+  // Sets the servers and the credential on `options`.
+  void applyTo(transport::ConnectOptions& options) const;
+};
+
+Result<BrokerTarget> resolveBrokerTarget(const MeshPaths& paths, const std::string& serverOverride,
+                                         const std::string& nkeyOverride = "");
+
+// A connect failure, with the remedy that fits the target: an authorization refusal says which
+// credential was presented; an unreachable local mesh says `shoal status` / `shoal up`.
+Status explainConnectFailure(const BrokerTarget& target, const Status& failure);
+
+}  // namespace shoal::supervisor
