@@ -4,36 +4,60 @@
 SHELL := /bin/bash
 SHOAL := build/apps/shoal
 FUZZ_SECONDS ?= 15
+# `make install`: ~/.local without root, /usr/local as root (override with PREFIX=…).
+PREFIX ?= $(if $(filter 0,$(shell id -u)),/usr/local,$(HOME)/.local)
+# Extra flags for `shoal up` in `make run` (e.g. SHOAL_UP_FLAGS="--port 4300").
+SHOAL_UP_FLAGS ?=
+# How the `try` line names the binary: `shoal` when one is on PATH (`make install`).
+TRY := $(if $(shell command -v shoal 2>/dev/null),shoal,$(SHOAL))
 
-.PHONY: all bootstrap configure build run down test unit fuzz-build fuzz-smoke fuzz bench \
-        asan tsan format format-check lint clean
+.PHONY: all bootstrap configure build build-run run down install test unit fuzz-build \
+        fuzz-smoke fuzz bench asan tsan format format-check lint check-docs clean
 
 all: build
 
 bootstrap:
 	@scripts/bootstrap
 
+# Configured once; afterwards the build itself re-runs CMake when a CMakeLists.txt changes.
 configure: bootstrap
-	@cmake --preset default >/dev/null
+	@test -f build/build.ninja || cmake --preset default >/dev/null
 
 build: configure
 	@cmake --build --preset default
 
+# Only what running needs: the `shoal` binary and the demo agent (not the test suite).
+build-run: configure
+	@cmake --build --preset default --target shoal shoal-demo-agent
+
 # Start Shoal's main job on the embedded default: a local broker, the planes and the seat daemon
 # with two DEMO seats (scripts/demo-seats: a scripted demo agent, not an AI), then show it all.
-run: build
-	@$(SHOAL) up
+# Rerunnable: a mesh that is up and seats that exist are left as they are.
+run: build-run
+	@$(SHOAL) up $(SHOAL_UP_FLAGS)
 	@scripts/demo-seats build/apps
 	@$(SHOAL) status
 	@$(SHOAL) daemon status
-	@echo "→ try: $(SHOAL) send dm \"Demo Ada\" \"hello\" --wait surfaced   then: $(SHOAL) ps   (stop: $(SHOAL) down)"
+	@echo "→ try: $(TRY) send dm \"Demo Ada\" \"hello\" --wait replied   then: $(TRY) inbox   (stop: make down)"
 
-down: build
+down: build-run
 	@$(SHOAL) down
 
-# Everything CI runs: formatting, the fuzz smoke run, then every CTest test (unit + integration).
-test: build format-check fuzz-smoke
+# `shoal` and `shoal-demo-agent` into $(PREFIX)/bin, and shell completion for bash.
+install: build-run
+	@cmake --install build --prefix "$(PREFIX)" >/dev/null
+	@mkdir -p "$(PREFIX)/share/bash-completion/completions"
+	@$(SHOAL) completion bash > "$(PREFIX)/share/bash-completion/completions/shoal"
+	@echo "✓ installed shoal and shoal-demo-agent in $(PREFIX)/bin (bash completion too)"
+	@case ":$$PATH:" in *":$(PREFIX)/bin:"*) ;; *) echo "! $(PREFIX)/bin is not on your PATH: add it (export PATH=\"$(PREFIX)/bin:\$$PATH\")";; esac
+
+# Everything CI runs: formatting, the docs check, the fuzz smoke run, then every CTest test.
+test: build format-check check-docs fuzz-smoke
 	@ctest --preset default
+
+# The docs point at nothing outside the repository, and module READMEs match the code.
+check-docs:
+	@scripts/check-docs
 
 unit: build
 	@ctest --preset unit

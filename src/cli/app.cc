@@ -75,6 +75,7 @@ int run(int argc, char** argv) {
   registerMeshCommands(app, result);
   registerEndpointsCommands(app, result);
   registerSendCommands(app, result);
+  registerInboxCommands(app, result);
   registerDeliverCommands(app, result);
   registerHistoryCommands(app, result);
   registerWatchCommands(app, result);
@@ -90,9 +91,10 @@ int run(int argc, char** argv) {
     return runCompletionQuery(app, std::vector<std::string>(args.begin() + 1, args.end()));
   }
   // `shoal --version [--json]` is answered before parsing: it needs no subcommand.
-  if (!args.empty() && std::all_of(args.begin(), args.end(), [](const std::string& a) {
-        return a == "--version" || a == "--json";
-      }) && std::find(args.begin(), args.end(), "--version") != args.end()) {
+  if (!args.empty() &&
+      std::all_of(args.begin(), args.end(),
+                  [](const std::string& a) { return a == "--version" || a == "--json"; }) &&
+      std::find(args.begin(), args.end(), "--version") != args.end()) {
     return runVersion();
   }
 

@@ -33,7 +33,8 @@ using std::chrono::milliseconds;
 
 constexpr milliseconds kLookupBudget{400};
 
-constexpr std::string_view kBash = R"SH(# shoal completion for bash: source it, or put it in ~/.local/share/bash-completion/completions/shoal
+constexpr std::string_view kBash =
+    R"SH(# shoal completion for bash: source it, or put it in ~/.local/share/bash-completion/completions/shoal
 _shoal() {
   local cur=${COMP_WORDS[COMP_CWORD]} IFS=$'\n' c
   local candidates
@@ -56,7 +57,8 @@ _shoal() {
 compdef _shoal shoal
 )SH";
 
-constexpr std::string_view kFish = R"SH(# shoal completion for fish: put it in ~/.config/fish/completions/shoal.fish
+constexpr std::string_view kFish =
+    R"SH(# shoal completion for fish: put it in ~/.config/fish/completions/shoal.fish
 function __shoal_complete
     set -l tokens (commandline -opc) (commandline -ct)
     shoal __complete $tokens[2..-1] 2>/dev/null
@@ -84,8 +86,8 @@ std::vector<std::string> seatNames(const std::string& space) {
   std::vector<std::string> out;
   auto path = daemon::controlSocketPath(space);
   if (!path.isOk()) return out;
-  auto reply = daemon::controlRequest(*path, daemon::ControlRequest{"seat.list", "{}"},
-                                      kLookupBudget);
+  auto reply =
+      daemon::controlRequest(*path, daemon::ControlRequest{"seat.list", "{}"}, kLookupBudget);
   if (!reply.isOk()) return out;
   boost::system::error_code ec;
   json::value v = json::parse(*reply, ec);
@@ -151,7 +153,7 @@ std::vector<std::string> spaceNames() {
 std::vector<std::string> namesFor(const std::string& command, const std::string& option,
                                   const std::string& space) {
   static const std::set<std::string> seatCommands = {
-      "seat show", "seat start", "seat sleep",   "seat stop",     "seat rm",
+      "seat show",   "seat start",   "seat sleep",     "seat stop", "seat rm",
       "seat events", "seat compact", "seat interrupt", "seat trust"};
   if (option == "--runtime") return {"exec", "claude", "codex", "opencode"};
   if (option == "--log-level") return {"trace", "debug", "info", "warn", "error", "off"};
@@ -179,9 +181,8 @@ int runCompletionQuery(const CLI::App& root, std::vector<std::string> words) {
   const std::string space = spaceOf(words);
   std::vector<std::string> out;
   const std::string previous = words.empty() ? "" : words.back();
-  const CLI::Option* valueOf = previous.rfind("--", 0) == 0
-                                   ? path.leaf->get_option_no_throw(previous)
-                                   : nullptr;
+  const CLI::Option* valueOf =
+      previous.rfind("--", 0) == 0 ? path.leaf->get_option_no_throw(previous) : nullptr;
   if (valueOf == nullptr && previous == "--log-level") valueOf = root.get_option_no_throw(previous);
   if (valueOf != nullptr && valueOf->get_expected_min() > 0) {
     out = namesFor(command, previous, space);
@@ -218,8 +219,8 @@ void addCompletionCommands(CLI::App& app, CommandResult& result) {
   completion->add_option("shell", *shell, "bash, zsh or fish")->required();
   completion->add_flag("--json", *asJson, "the script inside a JSON object");
   completion->callback([shell, &result] {
-    std::string_view script = *shell == "bash"  ? kBash
-                              : *shell == "zsh" ? kZsh
+    std::string_view script = *shell == "bash"   ? kBash
+                              : *shell == "zsh"  ? kZsh
                               : *shell == "fish" ? kFish
                                                  : std::string_view();
     if (script.empty()) {
@@ -235,7 +236,6 @@ void addCompletionCommands(CLI::App& app, CommandResult& result) {
     }
     result.exitCode = 0;
   });
-
 }
 
 }  // namespace shoal::cli

@@ -15,6 +15,7 @@
 #include "cli/command.h"
 #include "cli/mesh_target.h"
 #include "cli/output.h"
+#include "cli/peer_state.h"
 #include "mesh/delivery_rail.h"
 #include "wire/names.h"
 #include "wire/subject.h"
@@ -128,6 +129,8 @@ int runPending(const PendingArgs& args) {
     name = row->presence.card.name;
     if (uid.empty() && row->presence.lifecycleUid) uid = *row->presence.lifecycleUid;
   }
+  // The person at the CLI keeps their lifecycle on this machine (`shoal inbox`, `shoal join`).
+  if (uid.empty()) uid = knownPeerLifecycleUid(target->space, principal);
   if (uid.empty()) {
     return printFailure(
         what, failedPrecondition("no-lifecycle-uid",

@@ -10,9 +10,9 @@
 #include "base/clock.h"
 #include "base/file_system.h"
 #include "cli/command.h"
+#include "cli/mesh_target.h"
 #include "cli/output.h"
 #include "mesh/roster_read.h"
-#include "cli/mesh_target.h"
 #include "transport/connection.h"
 
 namespace shoal::cli {

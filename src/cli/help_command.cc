@@ -31,7 +31,8 @@ namespace json = boost::json;
 constexpr std::string_view kJsonTopic =
     "With --json anywhere on the command line, a command prints JSON on stdout and nothing\n"
     "else: one object (or one per line for streams: watch, join, inbox --follow). A failure\n"
-    "prints {\"ok\":false,\"error\":{\"code\",\"reason\",\"message\",\"remedy\"}}: `code` says what\n"
+    "prints {\"ok\":false,\"error\":{\"code\",\"reason\",\"message\",\"remedy\"}}: `code` says "
+    "what\n"
     "to do next (invalid-argument, not-found, unavailable, …), `reason` names the rule that\n"
     "refused (the same token a human `✗` line ends with), `remedy` is the fix or null.\n"
     "Stamps are integer epoch milliseconds; durations integer milliseconds (keys ending in Us\n"
@@ -139,21 +140,20 @@ int runVersion() {
         brokerLine = fmt::format("broker {} (nats-server {})", target->url,
                                  info.isOk() ? info->version : std::string("?"));
       } else {
-        brokerLine = fmt::format("broker {} not answering ({})", target->url,
-                                 conn.status().reason());
+        brokerLine =
+            fmt::format("broker {} not answering ({})", target->url, conn.status().reason());
       }
       broker = std::move(b);
     }
   }
   if (jsonOutput()) {
-    printJson(json::object{
-        {"ok", true},
-        {"version", SHOAL_VERSION},
-        {"commit", std::string(buildCommit())},
-        {"protocol", json::object{{"name", wire::kProtocolName},
-                                  {"version", wire::kProtocolVersion},
-                                  {"binding", wire::kProtocolBinding}}},
-        {"broker", std::move(broker)}});
+    printJson(json::object{{"ok", true},
+                           {"version", SHOAL_VERSION},
+                           {"commit", std::string(buildCommit())},
+                           {"protocol", json::object{{"name", wire::kProtocolName},
+                                                     {"version", wire::kProtocolVersion},
+                                                     {"binding", wire::kProtocolBinding}}},
+                           {"broker", std::move(broker)}});
     return 0;
   }
   std::printf("shoal %s (commit %s) · %s %s over %s · %s\n", SHOAL_VERSION,

@@ -1,4 +1,5 @@
-// `shoal history <channel>`: a channel's stored posts, read-only (nothing is consumed).
+// `shoal history <channel>`: a channel's stored posts; `shoal history --dm <peer>`: your
+// conversation with one peer, both ways. Read-only: nothing is consumed.
 #include <cstdio>
 #include <ctime>
 #include <memory>
@@ -11,8 +12,11 @@
 #include "base/clock.h"
 #include "cli/command.h"
 #include "cli/mesh_target.h"
+#include "cli/mail_view.h"
 #include "cli/message_text.h"
 #include "cli/output.h"
+#include "cli/peer_state.h"
+#include "mesh/mailbox.h"
 
 namespace shoal::cli {
 namespace {
@@ -22,25 +26,62 @@ namespace json = boost::json;
 struct HistoryArgs {
   MeshTargetArgs target;
   std::string channel;
+  std::string dm;
   size_t limit = 50;
   double sinceMinutes = 0;
   bool json = false;
 };
 
-std::string clockTime(int64_t ms) {
-  std::time_t t = static_cast<std::time_t>(ms / 1000);
-  std::tm tm{};
-  localtime_r(&t, &tm);
-  return fmt::format("{:04}-{:02}-{:02} {:02}:{:02}:{:02}", tm.tm_year + 1900, tm.tm_mon + 1,
-                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+// The DMs between the person at the CLI and `args.dm`, merged in stream order.
+int runConversation(const HistoryArgs& args, const MeshTarget& target, mesh::Endpoint& me) {
+  const std::string what = "shoal history --dm";
+  wire::Principal peer;
+  if (auto id = wire::parsePrincipal(args.dm); id.isOk()) {
+    peer = *id;
+  } else {
+    (void)me.waitForRoster(args.target.timeout());
+    auto row = me.findPeer(args.dm);
+    if (!row.isOk()) return printFailure(what, row.status());
+    peer = *wire::parsePrincipal(row->id);
+  }
+  auto uid = peerLifecycleUid(target.space, me.principal());
+  if (!uid.isOk()) return printFailure(what, uid.status());
+  mesh::MailboxReader reader{target.space, me.principal(), *uid};
+  auto page = mesh::readConversation(me.jetStream(), reader, peer, args.limit);
+  if (!page.isOk()) return printFailure(what, page.status());
+  auto marks = ReadMarks::load(target.space, me.principal());
+  auto unread = [&](const mesh::StoredEntry& e) {
+    return e.delivery.message.from.id != me.principal().dotForm() && marks.isOk() &&
+           !marks->has(e.delivery.message.id);
+  };
+  if (jsonOutput()) {
+    json::array messages;
+    for (const auto& e : page->entries)
+      messages.push_back(mailJson(MailView::of(e), unread(e)));
+    printResult(json::object{{"peer", peer.dotForm()}, {"messages", std::move(messages)}});
+    return 0;
+  }
+  printOk(fmt::format("{} message{} between you ({}) and {}", page->entries.size(),
+                      page->entries.size() == 1 ? "" : "s", me.principal().dotForm(),
+                      peer.dotForm()));
+  for (const auto& e : page->entries)
+    printDetail(mailLine(MailView::of(e), unread(e), me.principal()));
+  return 0;
 }
 
 int runHistory(const HistoryArgs& args) {
   const std::string what = "shoal history";
+  if (args.channel.empty() == args.dm.empty()) {
+    return printFailure(what,
+                        invalidArgument("usage", "name a channel (`shoal history team.backend`) "
+                                                 "or a peer (`shoal history --dm NAME`)"),
+                        2);
+  }
   auto target = resolveMeshTarget(args.target);
   if (!target.isOk()) return printFailure(what, target.status());
   auto endpoint = openObserver(*target, "shoal history");
   if (!endpoint.isOk()) return printFailure(what, endpoint.status());
+  if (!args.dm.empty()) return runConversation(args, *target, **endpoint);
   mesh::HistoryOptions options;
   options.limit = args.limit;
   if (args.sinceMinutes > 0) {
@@ -81,7 +122,7 @@ int runHistory(const HistoryArgs& args) {
     std::string mentions;
     for (const auto& x : m.mentions)
       mentions += " @" + x;
-    printDetail(fmt::format("#{:<6} {}  {}: {}{}", e.seq, clockTime(e.storedMs), senderLabel(m),
+    printDetail(fmt::format("#{:<6} {}  {}: {}{}", e.seq, formatDateTime(e.storedMs), senderLabel(m),
                             messageText(m), mentions));
   }
   if (page->skipped > 0) {
@@ -95,9 +136,10 @@ int runHistory(const HistoryArgs& args) {
 
 void registerHistoryCommands(CLI::App& app, CommandResult& result) {
   auto args = std::make_shared<HistoryArgs>();
-  CLI::App* cmd =
-      app.add_subcommand("history", "a channel's stored posts (read-only; consumes nothing)");
-  cmd->add_option("channel", args->channel, "a concrete channel, e.g. team.backend")->required();
+  CLI::App* cmd = app.add_subcommand(
+      "history", "a channel's stored posts, or your DMs with a peer (read-only; consumes nothing)");
+  cmd->add_option("channel", args->channel, "a concrete channel, e.g. team.backend");
+  cmd->add_option("--dm", args->dm, "your conversation with this peer (name or id) instead");
   cmd->add_option("--limit", args->limit, "show the newest N posts (0: all)")
       ->capture_default_str();
   cmd->add_option("--since", args->sinceMinutes, "only posts of the last N minutes");

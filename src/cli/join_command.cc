@@ -19,6 +19,7 @@
 #include "cli/mesh_target.h"
 #include "cli/message_text.h"
 #include "cli/output.h"
+#include "cli/peer_state.h"
 #include "cli/signal_wait.h"
 #include "supervisor/mesh_paths.h"
 #include "wire/token.h"
@@ -76,29 +77,10 @@ struct Lifecycle {
 };
 
 Result<Lifecycle> lifecycleFor(const std::string& space, const wire::Principal& p) {
-  SHOAL_ASSIGN_OR_RETURN(auto paths, supervisor::MeshPaths::resolve(space));
-  FileSystem& fs = FileSystem::posix();
-  std::string dir = paths.stateDir + "/peers/" + paths.space;
-  SHOAL_RETURN_IF_ERROR(fs.createDirs(dir).status());
-  std::string base = dir + "/" + p.owner + "." + p.actor;
   Lifecycle out;
-  auto lock = fs.lockFile(base + ".lock", fmt::format("pid {} (shoal join)", ::getpid()));
-  if (!lock.isOk()) {
-    return lock.status().withContext(p.dotForm() + " is already joined from this machine");
-  }
-  out.lock = std::move(lock).value();
-  auto existing = fs.readFile(base + ".uid");
-  if (existing.isOk()) {
-    std::string uid = *existing;
-    while (!uid.empty() && (uid.back() == '\n' || uid.back() == ' '))
-      uid.pop_back();
-    if (isLifecycleUid(uid)) {
-      out.uid = uid;
-      return out;
-    }
-  }
-  SHOAL_ASSIGN_OR_RETURN(out.uid, newLifecycleUid());
-  SHOAL_RETURN_IF_ERROR(writeFileAtomically(fs, base + ".uid", out.uid + "\n"));
+  SHOAL_ASSIGN_OR_RETURN(out.lock,
+                         lockPeerDurable(space, p, fmt::format("pid {} (shoal join)", ::getpid())));
+  SHOAL_ASSIGN_OR_RETURN(out.uid, peerLifecycleUid(space, p));
   return out;
 }
 

@@ -2,21 +2,29 @@
 
 #include <fmt/format.h>
 
+#include "daemon/peer_text.h"
+
 namespace shoal::cli {
 namespace {
 
-// Escapes C0 controls and DEL (a newline becomes "\n"), keeping UTF-8 text as it is.
+// One line of peer text made safe for a terminal: a newline becomes "\n"; every other
+// character the seat's presentation escapes (controls, bidi, zero-width, tags, invalid UTF-8:
+// daemon/peer_text.h) is shown as its visible escape.
 std::string printable(const std::string& text) {
   std::string out;
   out.reserve(text.size());
-  for (unsigned char c : text) {
-    if (c == '\n') {
+  for (size_t i = 0; i < text.size();) {
+    daemon::Utf8Char c = daemon::decodeUtf8At(text, i);
+    if (!c.valid) {
+      daemon::appendUtf8(out, daemon::kReplacementChar);
+    } else if (c.codePoint == '\n') {
       out += "\\n";
-    } else if (c < 0x20 || c == 0x7f) {
-      out += fmt::format("\\x{:02x}", c);
+    } else if (daemon::isEscapedCodePoint(c.codePoint)) {
+      out += daemon::visibleEscape(c.codePoint);
     } else {
-      out += static_cast<char>(c);
+      out.append(text, i, c.length);
     }
+    i += c.length;
   }
   return out;
 }

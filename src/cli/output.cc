@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <string>
 
 #include <boost/json.hpp>
@@ -98,6 +99,21 @@ std::string formatAge(std::optional<double> stampMs, int64_t nowMs) {
   if (s < 7200) return fmt::format("{}m", s / 60);
   if (s < 172800) return fmt::format("{}h{:02}m", s / 3600, (s % 3600) / 60);
   return fmt::format("{}d", s / 86400);
+}
+
+std::string formatClock(int64_t ms) {
+  std::time_t t = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  return fmt::format("{:02}:{:02}:{:02}.{:03}", tm.tm_hour, tm.tm_min, tm.tm_sec, ms % 1000);
+}
+
+std::string formatDateTime(int64_t ms) {
+  std::time_t t = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  return fmt::format("{:04}-{:02}-{:02} {:02}:{:02}:{:02}", tm.tm_year + 1900, tm.tm_mon + 1,
+                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
 }
 
 json::value stampJson(std::optional<double> stampMs) {

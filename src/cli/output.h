@@ -47,6 +47,10 @@ int printFailure(std::string_view what, const Status& status, int exitCode = 1);
 // reads "0s"); empty for an absent or non-finite stamp.
 std::string formatAge(std::optional<double> stampMs, int64_t nowMs);
 
+// Local wall-clock renderings of an epoch-ms stamp: "22:18:53.838" and "2026-12-01 22:18:53".
+std::string formatClock(int64_t ms);
+std::string formatDateTime(int64_t ms);
+
 // A stamp as the contract writes it: integer epoch ms, or null.
 boost::json::value stampJson(std::optional<double> stampMs);
 

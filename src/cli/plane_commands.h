@@ -19,9 +19,9 @@ namespace shoal::cli {
 
 struct PlaneCommandArgs {
   std::string space = "main";
-  std::string server;  // empty: from the mesh registry (supervisor/broker_target.h)
+  std::string server;    // empty: from the mesh registry (supervisor/broker_target.h)
   std::string nkeyFile;  // empty: the local mesh's secret when the broker is the local mesh
-  std::string plane;   // probe: manager | delivery
+  std::string plane;     // probe: manager | delivery
   bool json = false;
   double timeoutSeconds = 1.5;
   // serve: which planes run here (all | manager | delivery).

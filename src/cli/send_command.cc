@@ -19,7 +19,11 @@
 #include "base/clock.h"
 #include "cli/command.h"
 #include "cli/mesh_target.h"
+#include "cli/mail_view.h"
+#include "cli/message_text.h"
 #include "cli/output.h"
+#include "cli/peer_state.h"
+#include "mesh/mailbox.h"
 #include "wire/subject.h"
 
 namespace shoal::cli {
@@ -158,16 +162,10 @@ std::string joinWords(const std::vector<std::string>& words) {
   return text;
 }
 
-std::string clockTime(int64_t ms) {
-  std::time_t t = static_cast<std::time_t>(ms / 1000);
-  std::tm tm{};
-  localtime_r(&t, &tm);
-  return fmt::format("{:02}:{:02}:{:02}.{:03}", tm.tm_hour, tm.tm_min, tm.tm_sec, ms % 1000);
-}
-
 void printReceipt(const mesh::Endpoint& from, const mesh::SendReceipt& r, bool asJson,
                   const std::optional<SeatReceipt>& seat, int64_t sentAtMs,
-                  const std::optional<WakeOutcome>& outcome = std::nullopt) {
+                  const std::optional<WakeOutcome>& outcome = std::nullopt,
+                  const std::optional<mesh::StoredEntry>& reply = std::nullopt) {
   std::optional<int64_t> surfacedAt;
   if (seat && seat->surfaced) surfacedAt = seat->atMs;
   if (asJson) {
@@ -212,6 +210,7 @@ void printReceipt(const mesh::Endpoint& from, const mesh::SendReceipt& r, bool a
       if (!outcome->replyId.empty()) out["replyId"] = outcome->replyId;
       if (!outcome->reason.empty()) out["wakeReason"] = outcome->reason;
     }
+    if (reply) out["reply"] = mailJson(MailView::of(*reply), false);
     printResult(out);
     return;
   }
@@ -219,15 +218,19 @@ void printReceipt(const mesh::Endpoint& from, const mesh::SendReceipt& r, bool a
                       r.stored.duplicate ? " (duplicate of an earlier publish)" : "",
                       r.stored.messageId, r.note));
   if (surfacedAt) {
-    printOk(fmt::format("surfaced at {} (+{} ms after the send)", clockTime(*surfacedAt),
+    printOk(fmt::format("surfaced at {} (+{} ms after the send)", formatClock(*surfacedAt),
                         *surfacedAt - sentAtMs));
   }
   if (outcome && outcome->result == "replied") {
-    printOk(fmt::format("replied at {} (+{} ms; reply {})", clockTime(outcome->atMs),
+    printOk(fmt::format("replied at {} (+{} ms; reply {})", formatClock(outcome->atMs),
                         outcome->atMs - sentAtMs, outcome->replyId));
+    if (reply) {
+      printDetail(senderLabel(reply->delivery.message) + ": " +
+                  messageText(reply->delivery.message));
+    }
   } else if (outcome && outcome->result == "completed_without_visible_reply") {
     printNote(fmt::format("the turn ended at {} without a visible reply to you",
-                          clockTime(outcome->atMs)));
+                          formatClock(outcome->atMs)));
   }
 }
 
@@ -302,7 +305,17 @@ int runSend(const SendArgs& args, wire::DeliveryKind kind) {
   std::optional<WakeOutcome> outcome;
   if (waitReplied && seat && seat->surfaced)
     outcome = wakeResults.waitFor(receipt->stored.messageId, left());
-  printReceipt(me, *receipt, args.json, seat, sentAtMs, outcome);
+  // The answer itself, when the agent replied: it is stored by the time its wake result is.
+  std::optional<mesh::StoredEntry> reply;
+  if (outcome && outcome->result == "replied" && !outcome->replyId.empty()) {
+    auto uid = peerLifecycleUid(target->space, me.principal());
+    if (uid.isOk()) {
+      mesh::MailboxReader reader{target->space, me.principal(), *uid};
+      auto found = mesh::findMessage(me.jetStream(), reader, outcome->replyId);
+      if (found.isOk()) reply = std::move(found).value();
+    }
+  }
+  printReceipt(me, *receipt, args.json, seat, sentAtMs, outcome, reply);
   if (seat && seat->surfaced && !waitReplied) return 0;
   if (seat && seat->surfaced) {
     if (outcome && outcome->result == "replied") return 0;
@@ -315,7 +328,7 @@ int runSend(const SendArgs& args, wire::DeliveryKind kind) {
                         *waitSeconds));
       } else if (outcome->result == "failed") {
         printNote(
-            fmt::format("the turn failed at {}: {}", clockTime(outcome->atMs), outcome->reason));
+            fmt::format("the turn failed at {}: {}", formatClock(outcome->atMs), outcome->reason));
       }
     }
     if (outcome && outcome->result == "completed_without_visible_reply") return kExitNoVisibleReply;
@@ -323,7 +336,7 @@ int runSend(const SendArgs& args, wire::DeliveryKind kind) {
   }
   if (seat && !args.json) {
     printNote(fmt::format("{}'s seat reported it failed at {} (+{} ms): {}", receipt->target,
-                          clockTime(seat->atMs), seat->atMs - sentAtMs, seat->reason));
+                          formatClock(seat->atMs), seat->atMs - sentAtMs, seat->reason));
   } else if (!args.json) {
     printNote(
         fmt::format("not seen surfaced within {}s: the DM is stored (seq {}) and waits for "

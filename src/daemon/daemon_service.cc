@@ -7,8 +7,8 @@
 #include <unistd.h>
 
 #include "base/ids.h"
-#include "daemon/runtime_driver.h"
 #include "base/log.h"
+#include "daemon/runtime_driver.h"
 
 namespace shoal::daemon {
 namespace {
@@ -86,10 +86,9 @@ Result<std::unique_ptr<DaemonService>> DaemonService::start(DaemonOptions option
   }
   DaemonService* self = d.get();
   SHOAL_ASSIGN_OR_RETURN(
-      d->server_,
-      ControlServer::start(
-          path, [self](const ControlRequest& request) { return self->handle(request); },
-          [self] { self->retryOpens(); }));
+      d->server_, ControlServer::start(
+                      path, [self](const ControlRequest& request) { return self->handle(request); },
+                      [self] { self->retryOpens(); }));
   return d;
 }
 
@@ -197,10 +196,13 @@ void DaemonService::retryOpens() {
     if (pending.nextAt <= now) due.push_back(id);
   for (const std::string& id : due) {
     auto principal = wire::parsePrincipal(id);
-    auto snapshot = principal.isOk() ? store_->get(*principal) : Result<ProfileSnapshot>(principal.status());
+    auto snapshot =
+        principal.isOk() ? store_->get(*principal) : Result<ProfileSnapshot>(principal.status());
     if (!snapshot.isOk()) {
-      if (snapshot.status().code() == StatusCode::kNotFound) retries_.erase(id);  // removed
-      else retries_[id].nextAt = now + kFirstRetry;  // the store itself is not reachable yet
+      if (snapshot.status().code() == StatusCode::kNotFound)
+        retries_.erase(id);  // removed
+      else
+        retries_[id].nextAt = now + kFirstRetry;  // the store itself is not reachable yet
       continue;
     }
     if (seats_.count(id) != 0) {
@@ -450,10 +452,10 @@ Result<std::string> DaemonService::handle(const ControlRequest& request) {
     }
     return json::serialize(json::object{{"id", id.dotForm()}, {"config", config}});
   }
-  return invalidArgument("unknown-op",
-                         "the daemon has no op `" + request.op +
-                             "` (status, seat.add, seat.list, seat.show, seat.start, seat.sleep, "
-                             "seat.stop, seat.rm, seat.trust, seat.compact, seat.interrupt, seat.mcp)");
+  return invalidArgument(
+      "unknown-op", "the daemon has no op `" + request.op +
+                        "` (status, seat.add, seat.list, seat.show, seat.start, seat.sleep, "
+                        "seat.stop, seat.rm, seat.trust, seat.compact, seat.interrupt, seat.mcp)");
 }
 
 }  // namespace shoal::daemon

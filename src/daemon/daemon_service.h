@@ -67,10 +67,10 @@ struct DaemonOptions {
   std::string space = "main";
   std::string url;           // the broker
   std::string nkeySeedFile;  // the broker credential (empty: none)
-  std::string socketPath;  // empty: controlSocketPath(space)
+  std::string socketPath;    // empty: controlSocketPath(space)
   // The seat-profile sealing key (owner-only; made on first use). Required.
   std::string profileKeyFile;
-  bool runSeats = true;    // false: registry only
+  bool runSeats = true;  // false: registry only
 };
 
 class DaemonService {

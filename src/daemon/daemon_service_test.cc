@@ -130,9 +130,10 @@ TEST_F(DaemonServiceTest, SeatsRunAndAreControlled) {
   // A seat whose runtime program is missing is refused with the install hint, and nothing is
   // registered (it would only park later).
   for (const char* command : {R"(["/nonexistent/opencode","serve"])"}) {
-    auto broken = call("seat.add", std::string(R"({"name":"C","id":"local.c","runtime":"opencode",)") +
-                                       R"("command":)" + command + R"(,"cwd":")" + dir_->join("c") +
-                                       R"(","channels":[],"env":[]})");
+    auto broken =
+        call("seat.add", std::string(R"({"name":"C","id":"local.c","runtime":"opencode",)") +
+                             R"("command":)" + command + R"(,"cwd":")" + dir_->join("c") +
+                             R"(","channels":[],"env":[]})");
     ASSERT_FALSE(broken.isOk());
     EXPECT_EQ(broken.status().reason(), "runtime-missing");
     EXPECT_NE(broken.status().message().find("npm install -g opencode-ai"), std::string::npos)

@@ -2,15 +2,16 @@
 
 #include <sys/stat.h>
 
-#include <gtest/gtest.h>
-
 #include "base/file_system.h"
 #include "testing/temp_dir.h"
+
+#include <gtest/gtest.h>
 
 namespace shoal::daemon {
 namespace {
 
-const std::string kProfile = R"({"name":"a","id":"local.a","runtime":"exec","command":["/bin/cat"]})";
+const std::string kProfile =
+    R"({"name":"a","id":"local.a","runtime":"exec","command":["/bin/cat"]})";
 
 // A seal verifies only for the same key, space and bytes.
 TEST(ProfileSealTest, VerifiesOnlyTheExactProfileSpaceAndKey) {

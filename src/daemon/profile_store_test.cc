@@ -116,7 +116,8 @@ TEST_F(ProfileStoreTest, ProfilesNotSealedByThisKeyAreNamedByTheirVerdict) {
   EXPECT_EQ(unsealed->seal, SealVerdict::kUnsealed);
 
   // The same store code with another daemon's key: foreign to ours.
-  auto other = ProfileStore::open(*js_, "main", ProfileSealer::withKeyForTest(std::string(64, 'b')));
+  auto other =
+      ProfileStore::open(*js_, "main", ProfileSealer::withKeyForTest(std::string(64, 'b')));
   ASSERT_TRUE(other.isOk());
   ASSERT_TRUE(other->create(seat("bob")).isOk());
   EXPECT_EQ(store_->get(seat("bob").principal)->seal, SealVerdict::kForeign);

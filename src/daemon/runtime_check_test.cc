@@ -3,10 +3,10 @@
 
 #include <sys/stat.h>
 
-#include <gtest/gtest.h>
-
 #include "daemon/runtime_driver.h"
 #include "testing/temp_dir.h"
+
+#include <gtest/gtest.h>
 
 namespace shoal::daemon {
 namespace {
@@ -45,18 +45,19 @@ TEST(RuntimeCheckTest, PathsAreCheckedAsFiles) {
   ASSERT_TRUE(dir.isOk());
   std::ofstream(dir->join("notes.txt")) << "x";
   writeExecutable(dir->join("agent.sh"));
-  EXPECT_TRUE(checkRuntimeProgram(profileOf(RuntimeKind::kExec, {"./agent.sh"}, dir->path()), "")
-                  .isOk());
+  EXPECT_TRUE(
+      checkRuntimeProgram(profileOf(RuntimeKind::kExec, {"./agent.sh"}, dir->path()), "").isOk());
   EXPECT_TRUE(
       checkRuntimeProgram(profileOf(RuntimeKind::kExec, {dir->join("agent.sh")}, "/"), "").isOk());
-  EXPECT_EQ(checkRuntimeProgram(profileOf(RuntimeKind::kExec, {"./notes.txt"}, dir->path()), "")
-                .reason(),
-            "runtime-missing");
+  EXPECT_EQ(
+      checkRuntimeProgram(profileOf(RuntimeKind::kExec, {"./notes.txt"}, dir->path()), "").reason(),
+      "runtime-missing");
   EXPECT_EQ(
       checkRuntimeProgram(profileOf(RuntimeKind::kExec, {"no-such-program-xyz"}, "/"), "/usr/bin")
           .reason(),
       "runtime-missing");
-  EXPECT_TRUE(checkRuntimeProgram(profileOf(RuntimeKind::kExec, {"sh"}, "/"), "/bin:/usr/bin").isOk());
+  EXPECT_TRUE(
+      checkRuntimeProgram(profileOf(RuntimeKind::kExec, {"sh"}, "/"), "/bin:/usr/bin").isOk());
 }
 
 }  // namespace

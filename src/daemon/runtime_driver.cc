@@ -53,9 +53,10 @@ bool executable(const std::string& path) {
 
 Status checkRuntimeProgram(const SeatProfile& profile, std::string_view pathEnv) {
   // A runtime's default program is its own name (claude, codex, opencode).
-  std::string program = !profile.command.empty()             ? profile.command.front()
-                        : profile.runtime == RuntimeKind::kExec ? std::string()
-                                                             : std::string(runtimeKindName(profile.runtime));
+  std::string program = !profile.command.empty() ? profile.command.front()
+                        : profile.runtime == RuntimeKind::kExec
+                            ? std::string()
+                            : std::string(runtimeKindName(profile.runtime));
   if (program.empty()) return Status::ok();  // validateSeatProfile names a missing command
   if (program.find('/') != std::string::npos) {
     std::string path = program.front() == '/' ? program : profile.cwd + "/" + program;

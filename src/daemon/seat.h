@@ -94,9 +94,9 @@ namespace shoal::daemon {
 enum class SeatMode { kRunning, kSleeping };
 
 struct SeatOptions {
-  std::string url;    // the broker
+  std::string url;           // the broker
   std::string nkeySeedFile;  // the broker credential (empty: none)
-  std::string space;  // the seat's space
+  std::string space;         // the seat's space
   SeatMode mode = SeatMode::kRunning;
   std::chrono::milliseconds stopGrace{3000};
   // A handoff to a runtime that stopped reading its stdin fails after this (partial or zero

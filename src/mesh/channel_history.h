@@ -2,15 +2,9 @@
 // join", §8 `chathist_…`; cotal-wire.md §6.3, §7.3). Nothing is consumed: CHAT is a Limits
 // stream and the reader's consumer acks nothing.
 //
-// How: the watermark is CHAT's last sequence read first (or the caller's); a transient
-// consumer `chathist_<o>-<a>-<uid>` is created on CHAT_<space> with exactly one filter
-// `cotal.<space>.chat.*.*.<channel>`, AckNone, memory storage, inactive threshold 30 s, from
-// the start or from `sinceMs`; messages are fetched up to the watermark and the consumer is
-// deleted afterwards (also on failure; the inactive threshold removes one left by a crash).
+// How: readStored (stream_read.h) over CHAT_<space> with the one filter
+// `cotal.<space>.chat.*.*.<channel>` under the reader's consumer `chathist_<o>-<a>-<uid>`.
 // Reads by one reader uid are serialised by the caller (one consumer name per uid).
-//
-// Each stored message goes through wire::readDelivery; a message that fails it is skipped and
-// counted (history skips malformed envelopes, cotal-wire.md §3.3), never surfaced.
 //
 // Thread safety: blocks the calling thread; uses `js` only during the call.
 #pragma once
@@ -24,13 +18,14 @@
 #include <vector>
 
 #include "base/result.h"
+#include "mesh/stream_read.h"
 #include "transport/jetstream.h"
 #include "wire/inbound.h"
 #include "wire/principal.h"
 
 namespace shoal::mesh {
 
-inline constexpr std::chrono::milliseconds kHistoryInactiveThreshold{30000};
+inline constexpr std::chrono::milliseconds kHistoryInactiveThreshold = kStoredReadInactiveThreshold;
 
 struct HistoryOptions {
   uint64_t watermark = 0;          // read up to this CHAT sequence; 0: CHAT's last_seq now
@@ -39,12 +34,7 @@ struct HistoryOptions {
   std::chrono::milliseconds fetchWait{1000};
 };
 
-struct HistoryEntry {
-  uint64_t seq = 0;      // CHAT stream sequence
-  int64_t storedMs = 0;  // when CHAT stored it
-  std::string subject;   // as stored
-  wire::InboundDelivery delivery;
-};
+using HistoryEntry = StoredEntry;
 
 struct HistoryPage {
   std::string channel;

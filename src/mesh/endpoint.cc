@@ -633,7 +633,8 @@ Result<SendReceipt> Endpoint::publishAsSelf(const Outbound& outbound) {
   return receipt;
 }
 
-Result<SendReceipt> Endpoint::sendDirect(std::string_view toNameOrId, std::string_view text) {
+Result<SendReceipt> Endpoint::sendDirect(std::string_view toNameOrId, std::string_view text,
+                                         std::optional<std::string> replyTo) {
   struct Resolved {
     wire::Principal to;
     std::optional<RosterRow> row;
@@ -660,6 +661,7 @@ Result<SendReceipt> Endpoint::sendDirect(std::string_view toNameOrId, std::strin
   outbound.kind = wire::DeliveryKind::kDm;
   outbound.target = r.to.dotForm();
   outbound.text = std::string(text);
+  outbound.replyTo = std::move(replyTo);
   SHOAL_ASSIGN_OR_RETURN(SendReceipt receipt, publishAsSelf(outbound));
   if (r.row) {
     receipt.recipientStatus = std::string(wire::presenceStatusName(r.row->presence.status));
@@ -675,7 +677,8 @@ Result<SendReceipt> Endpoint::sendDirect(std::string_view toNameOrId, std::strin
 }
 
 Result<SendReceipt> Endpoint::post(std::string_view channel, std::string_view text,
-                                   const std::vector<std::string>& mentions) {
+                                   const std::vector<std::string>& mentions,
+                                   std::optional<std::string> replyTo) {
   SHOAL_RETURN_IF_ERROR(wire::validateConcreteChannel(channel));
   std::vector<std::string> normalized = wire::normalizeMentions(mentions);
   std::vector<RosterRow> resolved;
@@ -699,6 +702,7 @@ Result<SendReceipt> Endpoint::post(std::string_view channel, std::string_view te
   outbound.target = std::string(channel);
   outbound.text = std::string(text);
   outbound.mentions = normalized;
+  outbound.replyTo = std::move(replyTo);
   SHOAL_ASSIGN_OR_RETURN(SendReceipt receipt, publishAsSelf(outbound));
   std::string words;
   for (const auto& row : resolved) {

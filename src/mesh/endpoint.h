@@ -180,9 +180,12 @@ class Endpoint {
   transport::JetStream& jetStream() { return *js_; }
 
   // --- Sending (blocking: one roster lookup and one publish round trip) ---
-  Result<SendReceipt> sendDirect(std::string_view toNameOrId, std::string_view text);
+  // `replyTo`: the id of the message this one answers (the envelope's `replyTo`).
+  Result<SendReceipt> sendDirect(std::string_view toNameOrId, std::string_view text,
+                                 std::optional<std::string> replyTo = std::nullopt);
   Result<SendReceipt> post(std::string_view channel, std::string_view text,
-                           const std::vector<std::string>& mentions = {});
+                           const std::vector<std::string>& mentions = {},
+                           std::optional<std::string> replyTo = std::nullopt);
   Result<SendReceipt> ask(std::string_view role, std::string_view text);
 
   // --- Channels ---

@@ -41,11 +41,11 @@ Result<BrokerTarget> resolveBrokerTarget(const MeshPaths& paths, const std::stri
                                    "`, or name a broker with --server URL");
   }
   if (!isLiveSupervisor(*record, paths.space)) {
-    return failedPrecondition(
-        "mesh-not-running",
-        "the local mesh for space `" + paths.space + "` is not running (its supervisor, pid " +
-            std::to_string(record->supervisorPid) + ", is gone); start it again with `shoal up" +
-            spaceFlag(paths.space) + "`");
+    return failedPrecondition("mesh-not-running", "the local mesh for space `" + paths.space +
+                                                      "` is not running (its supervisor, pid " +
+                                                      std::to_string(record->supervisorPid) +
+                                                      ", is gone); start it again with `shoal up" +
+                                                      spaceFlag(paths.space) + "`");
   }
   target.url = record->url;
   target.localMesh = true;
@@ -55,9 +55,8 @@ Result<BrokerTarget> resolveBrokerTarget(const MeshPaths& paths, const std::stri
 
 Status explainConnectFailure(const BrokerTarget& target, const Status& failure) {
   if (failure.code() == StatusCode::kPermissionDenied) {
-    std::string presented = target.nkeySeedFile.empty()
-                                ? "no credential"
-                                : "the nkey in " + target.nkeySeedFile;
+    std::string presented =
+        target.nkeySeedFile.empty() ? "no credential" : "the nkey in " + target.nkeySeedFile;
     return permissionDenied(
         "broker-auth-refused",
         "the broker " + target.url + " refused " + presented +

@@ -175,8 +175,8 @@ bool stopOrphans(const MeshRecord& record, const std::string& space, millisecond
 // The space's data and state directories, owner-only: the broker's store holds every message of
 // the space, the state dir the logs, the registry and the secrets.
 Status prepareOwnerOnlyDirs(const MeshPaths& paths) {
-  for (const std::string& dir : {paths.dataDir, paths.brokerStoreDir, paths.stateDir, paths.logDir,
-                                 paths.secretsDir}) {
+  for (const std::string& dir :
+       {paths.dataDir, paths.brokerStoreDir, paths.stateDir, paths.logDir, paths.secretsDir}) {
     Status st = ensureOwnerOnlyDir(dir);
     if (!st.isOk()) return st.withContext("preparing " + dir);
   }
@@ -280,11 +280,10 @@ Status superviseUntilStopped(const MeshPaths& paths, const UpOptions& options,
   }
   std::optional<ServiceProcess> daemon;
   if (options.withDaemon) {
-    daemon.emplace(
-        "shoal daemon",
-        std::vector<std::string>{"daemon", "run", "--space", paths.space, "--server", record.url,
-                                 "--nkey", record.secretFile},
-        paths.daemonLog, paths.space);
+    daemon.emplace("shoal daemon",
+                   std::vector<std::string>{"daemon", "run", "--space", paths.space, "--server",
+                                            record.url, "--nkey", record.secretFile},
+                   paths.daemonLog, paths.space);
   }
   bool brokerDown = false;
   Status outcome;

@@ -1,15 +1,15 @@
 // The local mesh on this machine: what `shoal up`, `shoal down` and `shoal status` act on.
 //
 // `shoal up` first makes sure the space's mesh secret exists (mesh_secret.h) and its data and
-// state directories are owner-only; it then starts a supervisor process (this same binary, `shoal up --foreground`) in its
-// own session, so it outlives the terminal. The supervisor starts nats-server with JetStream on
-// 127.0.0.1 (the preferred port, else the next free one) with its store under
-// MeshPaths::brokerStoreDir, admitting only the holder of the mesh secret, writes the MeshRecord once the broker accepts connections, restarts
-// the broker if it dies (backoff 0.5 s doubling to 8 s; more than 5 crashes in 60 s gives up),
-// runs the space's planes (`shoal serve`) and seat daemon (`shoal daemon run`) beside it,
-// restarted the same way (if one crash-loops the broker stays up), and on SIGTERM/SIGINT stops
-// the daemon, then the planes, then the broker, and removes the record. A later issue adds the
-// dashboard to the same supervisor.
+// state directories are owner-only; it then starts a supervisor process (this same binary, `shoal
+// up --foreground`) in its own session, so it outlives the terminal. The supervisor starts
+// nats-server with JetStream on 127.0.0.1 (the preferred port, else the next free one) with its
+// store under MeshPaths::brokerStoreDir, admitting only the holder of the mesh secret, writes the
+// MeshRecord once the broker accepts connections, restarts the broker if it dies (backoff 0.5 s
+// doubling to 8 s; more than 5 crashes in 60 s gives up), runs the space's planes (`shoal serve`)
+// and seat daemon (`shoal daemon run`) beside it, restarted the same way (if one crash-loops the
+// broker stays up), and on SIGTERM/SIGINT stops the daemon, then the planes, then the broker, and
+// removes the record. A later issue adds the dashboard to the same supervisor.
 //
 // `shoal down` only stops what a supervisor started: it checks the recorded pids' command
 // lines before signalling anything, so a reused pid or a foreign broker is never touched.

@@ -124,8 +124,8 @@ Result<MeshStatus> inspectMesh(const MeshPaths& paths, const std::string& server
   status.record = *record;
   status.mode = record->mode;
   status.supervisorAlive = isLiveSupervisor(*record, paths.space);
-  BrokerTarget target{paths.space, record->url,
-                      nkeyFile.empty() ? record->secretFile : nkeyFile, true};
+  BrokerTarget target{paths.space, record->url, nkeyFile.empty() ? record->secretFile : nkeyFile,
+                      true};
   status.secretFile = target.nkeySeedFile;
   status.broker = askBroker(target, timeout, paths.space, &status.planes);
   return status;

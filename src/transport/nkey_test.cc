@@ -1,8 +1,8 @@
 #include "transport/nkey.h"
 
-#include <gtest/gtest.h>
-
 #include "base/base64.h"
+
+#include <gtest/gtest.h>
 
 namespace shoal::transport {
 namespace {
@@ -26,8 +26,9 @@ TEST(NKeyTest, KnownSeedDerivesItsPublicKey) {
 TEST(NKeyTest, SignatureOfANonceMatchesTheVector) {
   auto sig = nkeySign(kSeed, "PXoWU7zWAMt75FY");
   ASSERT_TRUE(sig.isOk()) << sig.status().toString();
-  EXPECT_EQ(base64Encode(*sig),
-            "ZaAiVDgB5CeYoXoQ7cBCmq+ZllzUnGUoDVb8C7PilWvCs8XKfUchAUhz2P4BYAF++Dg3w05CqyQFRDiGL6LrDw==");
+  EXPECT_EQ(
+      base64Encode(*sig),
+      "ZaAiVDgB5CeYoXoQ7cBCmq+ZllzUnGUoDVb8C7PilWvCs8XKfUchAUhz2P4BYAF++Dg3w05CqyQFRDiGL6LrDw==");
 }
 
 // A generated pair round-trips: its seed decodes to the same public key, of the asked role.
@@ -55,9 +56,8 @@ TEST(NKeyTest, GeneratedPairsRoundTripAndDiffer) {
 TEST(NKeyTest, DamagedSeedsAreRefused) {
   std::string flipped(kSeed);
   flipped[10] = flipped[10] == 'A' ? 'B' : 'A';
-  for (std::string_view bad :
-       {std::string_view(flipped), kSeed.substr(0, 40), kPublic, std::string_view("hello"),
-        std::string_view("")}) {
+  for (std::string_view bad : {std::string_view(flipped), kSeed.substr(0, 40), kPublic,
+                               std::string_view("hello"), std::string_view("")}) {
     auto pair = nkeyFromSeed(bad);
     ASSERT_FALSE(pair.isOk()) << bad;
     EXPECT_EQ(pair.status().reason(), "bad-nkey-seed");

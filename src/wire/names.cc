@@ -116,6 +116,10 @@ Result<std::string> chathistDurable(const Principal& p, std::string_view lifecyc
   return prefixed("chathist_", p, lifecycleUid);
 }
 
+Result<std::string> dmhistConsumer(const Principal& p, std::string_view lifecycleUid) {
+  return prefixed("dmhist_", p, lifecycleUid);
+}
+
 Result<std::string> svcDurable(std::string_view role) {
   SHOAL_RETURN_IF_ERROR(validateRole(role));
   return "svc_" + std::string(role);

@@ -51,6 +51,8 @@ Result<std::string> lifecycleKeyForm(const Principal& p, std::string_view lifecy
 Result<std::string> dmDurable(const Principal& p, std::string_view lifecycleUid);
 Result<std::string> dlvDurable(const Principal& p, std::string_view lifecycleUid);
 Result<std::string> chathistDurable(const Principal& p, std::string_view lifecycleUid);
+// `dmhist_<o>-<a>-<uid>`: a transient read-only reader of DM_<space> (Shoal's, not Cotal's).
+Result<std::string> dmhistConsumer(const Principal& p, std::string_view lifecycleUid);
 // `svc_<role>`: role-shared, not lifecycle-scoped.
 Result<std::string> svcDurable(std::string_view role);
 

@@ -160,7 +160,8 @@ void CrashMatrixTest::runMatrix(daemon::SeatProfile p, int kKills, int kDms, con
                                 const Witness& reads, const std::string& suffix) {
   // The seat's profile is registered once; every daemon life opens it.
   // Sealed with the key the daemon (HOME = dir_) will read.
-  auto sealer = daemon::ProfileSealer::open(dir_->join(".local/state/shoal/secrets/main-seats.key"));
+  auto sealer =
+      daemon::ProfileSealer::open(dir_->join(".local/state/shoal/secrets/main-seats.key"));
   ASSERT_TRUE(sealer.isOk()) << sealer.status().toString();
   auto store = daemon::ProfileStore::open(*js_, "main", std::move(sealer).value());
   ASSERT_TRUE(store.isOk()) << store.status().toString();

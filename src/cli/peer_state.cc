@@ -1,0 +1,90 @@
+#include "cli/peer_state.h"
+
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "base/ids.h"
+#include "supervisor/mesh_paths.h"
+
+namespace shoal::cli {
+namespace {
+
+Result<std::string> baseOf(const std::string& space, const wire::Principal& p) {
+  SHOAL_ASSIGN_OR_RETURN(auto paths, supervisor::MeshPaths::resolve(space));
+  std::string dir = paths.stateDir + "/peers/" + paths.space;
+  SHOAL_RETURN_IF_ERROR(FileSystem::posix().createDirs(dir).status());
+  return dir + "/" + p.owner + "." + p.actor;
+}
+
+std::string trimmed(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' '))
+    s.pop_back();
+  return s;
+}
+
+}  // namespace
+
+std::string knownPeerLifecycleUid(const std::string& space, const wire::Principal& p) {
+  auto base = baseOf(space, p);
+  if (!base.isOk()) return "";
+  auto existing = FileSystem::posix().readFile(*base + ".uid");
+  if (!existing.isOk()) return "";
+  std::string uid = trimmed(*existing);
+  return isLifecycleUid(uid) ? uid : "";
+}
+
+Result<std::string> peerLifecycleUid(const std::string& space, const wire::Principal& p) {
+  std::string known = knownPeerLifecycleUid(space, p);
+  if (!known.empty()) return known;
+  SHOAL_ASSIGN_OR_RETURN(std::string base, baseOf(space, p));
+  SHOAL_ASSIGN_OR_RETURN(std::string uid, newLifecycleUid());
+  SHOAL_RETURN_IF_ERROR(writeFileAtomically(FileSystem::posix(), base + ".uid", uid + "\n"));
+  return uid;
+}
+
+Result<std::unique_ptr<FileLock>> lockPeerDurable(const std::string& space,
+                                                  const wire::Principal& p,
+                                                  const std::string& holder) {
+  SHOAL_ASSIGN_OR_RETURN(std::string base, baseOf(space, p));
+  auto lock = FileSystem::posix().lockFile(base + ".lock", holder);
+  if (!lock.isOk()) {
+    return lock.status().withContext(p.dotForm() + " is already receiving on this machine");
+  }
+  return lock;
+}
+
+Result<ReadMarks> ReadMarks::load(const std::string& space, const wire::Principal& p) {
+  SHOAL_ASSIGN_OR_RETURN(std::string base, baseOf(space, p));
+  ReadMarks marks;
+  marks.path_ = base + ".read";
+  auto text = FileSystem::posix().readFile(marks.path_);
+  if (!text.isOk()) {
+    if (text.status().code() == StatusCode::kNotFound) return marks;
+    return text.status();
+  }
+  std::istringstream lines(*text);
+  std::string id;
+  while (std::getline(lines, id)) {
+    if (!id.empty()) marks.add(id);
+  }
+  return marks;
+}
+
+void ReadMarks::add(const std::string& id) {
+  if (!ids_.insert(id).second) return;
+  order_.push_back(id);
+  while (order_.size() > kMaxReadMarks) {
+    ids_.erase(order_.front());
+    order_.erase(order_.begin());
+  }
+}
+
+Status ReadMarks::save() const {
+  std::string text;
+  for (const auto& id : order_)
+    text += id + "\n";
+  return writeFileAtomically(FileSystem::posix(), path_, text);
+}
+
+}  // namespace shoal::cli
