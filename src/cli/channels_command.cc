@@ -300,13 +300,19 @@ void addCommonFlags(CLI::App* cmd, ChannelsArgs& a) {
 void registerChannelsCommands(CLI::App& app, CommandResult& result) {
   CLI::App* channels = app.add_subcommand(
       "channels", "the space's channel registry: delivery class, replay, descriptions");
-  channels->require_subcommand(1);
+  channels->require_subcommand(0, 1);
 
   auto list = std::make_shared<ChannelsArgs>();
   CLI::App* l = channels->add_subcommand("list", "the defaults and every channel's record");
   addMeshTargetOptions(l, list->target, "the broker");
   l->add_flag("--json", list->json, "machine-readable output");
   l->callback([list, &result] { result.exitCode = runList(*list); });
+  // Bare `shoal channels` lists, with the same options.
+  addMeshTargetOptions(channels, list->target, "the broker");
+  channels->add_flag("--json", list->json, "machine-readable output");
+  channels->callback([channels, list, &result] {
+    if (channels->get_subcommands().empty()) result.exitCode = runList(*list);
+  });
 
   auto set = std::make_shared<ChannelsArgs>();
   CLI::App* s = channels->add_subcommand(

@@ -11,8 +11,8 @@
 
 #include "base/clock.h"
 #include "cli/command.h"
-#include "cli/mesh_target.h"
 #include "cli/mail_view.h"
+#include "cli/mesh_target.h"
 #include "cli/message_text.h"
 #include "cli/output.h"
 #include "cli/peer_state.h"
@@ -73,8 +73,9 @@ int runHistory(const HistoryArgs& args) {
   const std::string what = "shoal history";
   if (args.channel.empty() == args.dm.empty()) {
     return printFailure(what,
-                        invalidArgument("usage", "name a channel (`shoal history team.backend`) "
-                                                 "or a peer (`shoal history --dm NAME`)"),
+                        invalidArgument("usage",
+                                        "name a channel (`shoal history team.backend`) "
+                                        "or a peer (`shoal history --dm NAME`)"),
                         2);
   }
   auto target = resolveMeshTarget(args.target);
@@ -122,8 +123,8 @@ int runHistory(const HistoryArgs& args) {
     std::string mentions;
     for (const auto& x : m.mentions)
       mentions += " @" + x;
-    printDetail(fmt::format("#{:<6} {}  {}: {}{}", e.seq, formatDateTime(e.storedMs), senderLabel(m),
-                            messageText(m), mentions));
+    printDetail(fmt::format("#{:<6} {}  {}: {}{}", e.seq, formatDateTime(e.storedMs),
+                            senderLabel(m), messageText(m), mentions));
   }
   if (page->skipped > 0) {
     printNote(fmt::format("{} stored message(s) skipped: not valid deliveries (last: {})",

@@ -117,12 +117,12 @@ int runInbox(const InboxArgs& args) {
       mesh::requestProvision(mail->endpoint->connection(), mail->reader.space, mail->reader.me,
                              mail->reader.lifecycleUid, {}, args.target.timeout());
   if (!provisioned.isOk()) {
-    printNote(fmt::format("your DM durable is not provisioned ({}); the list is read from the "
-                          "stream all the same",
-                          provisioned.status().message()));
+    printNote(
+        fmt::format("your DM durable is not provisioned ({}); the list is read from the "
+                    "stream all the same",
+                    provisioned.status().message()));
   }
-  auto page =
-      mesh::readInbox(mail->endpoint->jetStream(), mail->reader, args.all ? 0 : args.limit);
+  auto page = mesh::readInbox(mail->endpoint->jetStream(), mail->reader, args.all ? 0 : args.limit);
   if (!page.isOk()) return printFailure(what, page.status());
   auto marks = ReadMarks::load(mail->reader.space, mail->reader.me);
   if (!marks.isOk()) return printFailure(what, marks.status());

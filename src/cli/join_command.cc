@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
+#include <boost/json.hpp>
 #include <fmt/format.h>
 #include <poll.h>
 #include <unistd.h>
@@ -27,6 +28,8 @@
 namespace shoal::cli {
 namespace {
 
+namespace json = boost::json;
+
 struct JoinArgs {
   MeshTargetArgs target;
   std::string name;
@@ -36,7 +39,15 @@ struct JoinArgs {
   bool replay = false;
   bool noReplay = false;
   bool keepRunning = false;
+  bool json = false;
 };
+
+json::object joinEvent(const mesh::JoinReport& r) {
+  return json::object{{"event", "joined-channel"},        {"channel", r.channel},
+                      {"class", r.deliveryClass},         {"durable", r.durable},
+                      {"generation", r.generation},       {"replayed", r.replayed},
+                      {"alreadyJoined", r.alreadyJoined}, {"backstop", r.backstop}};
+}
 
 // `✓ joined #ops (durable, member generation 1; 3 earlier post(s) replayed)`, or the backstop
 // problem in words (never silent).
@@ -52,16 +63,29 @@ std::string joinLine(const mesh::JoinReport& r) {
 
 constexpr std::string_view kHelp =
     "commands: /dm <to> <text> · /msg <channel> <text> (or #channel text) · /ask <role> <text> "
-    "· /join <channel> · /leave <channel> · /who · /status idle|waiting|working · /quit; "
-    "plain text posts to the first joined channel";
+    "· /join <channel> · /leave <channel> · /who · /status idle|waiting|working · /help · "
+    "/quit; a name with spaces goes in quotes (/dm \"Demo Ada\" hi); plain text posts to the "
+    "first joined channel";
 
-// Output from the endpoint's threads and the input loop, one flushed line at a time.
+// Output from the endpoint's threads and the input loop, one flushed line at a time: the human
+// line, or with --json the event object (NDJSON: `event` names it; a refusal is the contract's
+// {"ok":false,"error":…}).
 class Console {
  public:
-  void say(const std::string& line) {
+  void say(const std::string& line, json::object event) {
     std::lock_guard lock(mu_);
+    if (jsonOutput()) {
+      printJson(event);
+      return;
+    }
     std::printf("%s\n", line.c_str());
     std::fflush(stdout);
+  }
+  void note(const std::string& text) { say("! " + text, {{"event", "note"}, {"text", text}}); }
+  void refused(const std::string& what, const Status& status) {
+    say("✗ " + what + ": " + std::string(status.message()) + " (" + std::string(status.reason()) +
+            ")",
+        {{"ok", false}, {"error", errorObject(status)}});
   }
 
  private:
@@ -91,28 +115,51 @@ std::string restOf(std::istringstream& in) {
   return start == std::string::npos ? "" : rest.substr(start);
 }
 
+// The next word of `in`: a bare word, or a "double" / 'single' quoted one that may hold spaces
+// (`/dm "Demo Ada" hi`). Empty when nothing is left.
+std::string nextWord(std::istringstream& in) {
+  in >> std::ws;
+  int quote = in.peek();
+  if (quote != '"' && quote != '\'') {
+    std::string word;
+    in >> word;
+    return word;
+  }
+  in.get();
+  std::string word;
+  std::getline(in, word, static_cast<char>(quote));
+  return word;
+}
+
 // Runs one input line; false when the peer should leave.
 bool runLine(mesh::Endpoint& me, Console& console, const std::string& line) {
   if (line.empty()) return true;
   auto report = [&](const Result<mesh::SendReceipt>& r) {
     if (r.isOk()) {
       console.say(
-          fmt::format("✓ stored seq {} in {}; {}", r->stored.seq, r->stored.stream, r->note));
+          fmt::format("✓ stored seq {} in {}; {}", r->stored.seq, r->stored.stream, r->note),
+          {{"event", "sent"},
+           {"id", r->stored.messageId},
+           {"stream", r->stored.stream},
+           {"seq", r->stored.seq},
+           {"to", r->target},
+           {"note", r->note}});
     } else {
-      console.say("✗ not sent: " + r.status().toString());
+      console.refused("not sent", r.status());
     }
   };
   if (line[0] == '#') {
     std::istringstream in(line.substr(1));
-    std::string channel;
-    in >> channel;
+    std::string channel = nextWord(in);
     report(me.post(channel, restOf(in)));
     return true;
   }
   if (line[0] != '/') {
     auto joined = me.channels();
     if (joined.empty()) {
-      console.say("✗ not sent: join a channel first (/join <channel>), or use /dm");
+      console.refused(
+          "not sent",
+          failedPrecondition("not-joined", "join a channel first (/join <channel>), or use /dm"));
       return true;
     }
     report(me.post(joined.front(), line));
@@ -122,12 +169,13 @@ bool runLine(mesh::Endpoint& me, Console& console, const std::string& line) {
   std::string command;
   in >> command;
   if (command == "/quit" || command == "/exit") return false;
-  if (command == "/dm" || command == "/msg" || command == "/ask") {
-    std::string to;
-    in >> to;
+  if (command == "/help" || command == "/?") {
+    console.say(std::string(kHelp), {{"event", "help"}, {"text", kHelp}});
+  } else if (command == "/dm" || command == "/msg" || command == "/ask") {
+    std::string to = nextWord(in);
     std::string text = restOf(in);
     if (to.empty() || text.empty()) {
-      console.say("✗ usage: " + command + " <target> <text>");
+      console.refused("usage", invalidArgument("usage", command + " <target> <text>"));
     } else if (command == "/dm") {
       report(me.sendDirect(to, text));
     } else if (command == "/msg") {
@@ -136,31 +184,45 @@ bool runLine(mesh::Endpoint& me, Console& console, const std::string& line) {
       report(me.ask(to, text));
     }
   } else if (command == "/join") {
-    std::string channel;
-    in >> channel;
+    std::string channel = nextWord(in);
     auto joined = me.join(channel);
-    console.say(joined.isOk() ? joinLine(*joined) : "✗ " + joined.status().toString());
+    if (joined.isOk()) {
+      console.say(joinLine(*joined), joinEvent(*joined));
+    } else {
+      console.refused("not joined", joined.status());
+    }
   } else if (command == "/leave") {
-    std::string channel;
-    in >> channel;
+    std::string channel = nextWord(in);
     Status left = me.leave(channel);
-    console.say(left.isOk() ? "✓ left #" + channel : "✗ " + left.toString());
+    if (left.isOk()) {
+      console.say("✓ left #" + channel, {{"event", "left-channel"}, {"channel", channel}});
+    } else {
+      console.refused("not left", left);
+    }
   } else if (command == "/who") {
     auto roster = me.roster();
-    if (!roster.view.fresh) console.say("! " + std::string(roster.view.condition.message()));
+    if (!roster.view.fresh) console.note(std::string(roster.view.condition.message()));
     for (const auto& row : roster.rows) {
-      console.say(fmt::format("  {} ({}) {}", row.presence.card.name, row.id,
-                              wire::presenceStatusName(row.presence.status)));
+      const std::string status(wire::presenceStatusName(row.presence.status));
+      console.say(fmt::format("  {} ({}) {}", row.presence.card.name, row.id, status),
+                  {{"event", "peer"},
+                   {"id", row.id},
+                   {"name", row.presence.card.name},
+                   {"status", status}});
     }
   } else if (command == "/status") {
-    std::string word;
-    in >> word;
+    std::string word = nextWord(in);
     auto status = wire::parsePresenceStatus(word);
     Status set = status ? me.setStatus(*status)
                         : invalidArgument("bad-status", "use idle, waiting or working");
-    console.say(set.isOk() ? "✓ status " + word : "✗ " + set.toString());
+    if (set.isOk()) {
+      console.say("✓ status " + word, {{"event", "status"}, {"status", word}});
+    } else {
+      console.refused("status not set", set);
+    }
   } else {
-    console.say(std::string("✗ unknown command; ") + std::string(kHelp));
+    console.refused("unknown command",
+                    invalidArgument("unknown-command", "`" + command + "`; " + std::string(kHelp)));
   }
   return true;
 }
@@ -204,37 +266,57 @@ int runJoin(const JoinArgs& args) {
   options.connectionName = "shoal join " + args.name;
   options.provisionTimeout = args.target.timeout();
   options.onDelivery = [console](const mesh::Delivery& d) {
-    console->say(trafficLine(d.kind, d.message, d.historical));
+    console->say(trafficLine(d.kind, d.message, d.historical),
+                 {{"event", "message"},
+                  {"kind", std::string(wire::deliveryKindName(d.kind))},
+                  {"id", d.message.id},
+                  {"from", json::object{{"id", d.message.from.id}, {"name", d.message.from.name}}},
+                  {"to", d.message.routing.target},
+                  {"text", messageText(d.message)},
+                  {"historical", d.historical}});
     return mesh::HandlerVerdict::kAccepted;
   };
-  options.onWarning = [console](const Status& s) { console->say("! " + s.toString()); };
+  options.onWarning = [console](const Status& s) { console->note(s.toString()); };
   options.onRoster = [console, self = principal.dotForm()](
                          const mesh::RosterEvent& event,
                          const std::optional<mesh::RosterRow>& row) {
     using Kind = mesh::RosterEvent::Kind;
     if (!row || row->id == self) return;
     if (event.kind != Kind::kJoined && event.kind != Kind::kOffline) return;
-    console->say(
-        fmt::format("· {} ({}) {}", row->presence.card.name, row->id,
-                    event.kind == Kind::kJoined && row->online() ? "is here" : "went offline"));
+    const bool here = event.kind == Kind::kJoined && row->online();
+    console->say(fmt::format("· {} ({}) {}", row->presence.card.name, row->id,
+                             here ? "is here" : "went offline"),
+                 {{"event", here ? "peer-here" : "peer-offline"},
+                  {"id", row->id},
+                  {"name", row->presence.card.name}});
   };
   auto endpoint = mesh::Endpoint::open(std::move(options));
   if (!endpoint.isOk()) return printFailure(what, endpoint.status());
   mesh::Endpoint& me = **endpoint;
   // Names typed at once must resolve: start from a current roster (or say why not).
   auto roster = me.waitForRoster(args.target.timeout());
-  if (!roster.isOk()) console->say("! " + roster.status().toString());
+  if (!roster.isOk()) console->note(roster.status().toString());
   for (const auto& channel : args.channels) {
     mesh::JoinOptions join;
     if (args.replay) join.replay = true;
     if (args.noReplay) join.replay = false;
     auto joined = me.join(channel, join);
-    console->say(joined.isOk() ? joinLine(*joined) : "✗ " + joined.status().toString());
+    if (joined.isOk()) {
+      console->say(joinLine(*joined), joinEvent(*joined));
+    } else {
+      console->refused("not joined", joined.status());
+    }
   }
   console->say(fmt::format("✓ joined space {} as {} ({}), lifecycle {}{}", target->space, args.name,
                            me.id(), me.lifecycleUid(),
-                           args.role.empty() ? "" : ", taking work for role " + args.role));
-  console->say(std::string(kHelp));
+                           args.role.empty() ? "" : ", taking work for role " + args.role),
+               {{"event", "joined"},
+                {"space", target->space},
+                {"id", me.id()},
+                {"name", args.name},
+                {"lifecycleUid", me.lifecycleUid()},
+                {"role", args.role}});
+  if (!jsonOutput()) console->say(std::string(kHelp), {});
 
   // Input: stdin lines until EOF or /quit; a signal ends it at any time.
   std::string buffer;
@@ -269,7 +351,8 @@ int runJoin(const JoinArgs& args) {
   }
   Status left = me.close();
   console->say(left.isOk() ? "✓ left the space (presence now offline)"
-                           : "! left, but the final presence write failed: " + left.toString());
+                           : "! left, but the final presence write failed: " + left.toString(),
+               {{"event", "left"}, {"presenceWritten", left.isOk()}});
   return 0;
 }
 
@@ -291,6 +374,7 @@ void registerJoinCommands(CLI::App& app, CommandResult& result) {
   cmd->add_flag("--keep-running", args->keepRunning,
                 "stay joined after stdin closes, until SIGINT / SIGTERM (scripted peers)");
   addMeshTargetOptions(cmd, args->target, "the manager's provisioning");
+  cmd->add_flag("--json", args->json, "one JSON event per line (NDJSON)");
   cmd->callback([args, &result] { result.exitCode = runJoin(*args); });
 }
 

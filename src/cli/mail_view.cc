@@ -57,8 +57,7 @@ json::object mailJson(const MailView& mail, bool unread) {
   return o;
 }
 
-std::string mailLine(const MailView& mail, bool unread, const wire::Principal& me,
-                     size_t width) {
+std::string mailLine(const MailView& mail, bool unread, const wire::Principal& me, size_t width) {
   const wire::CotalMessage& m = mail.message;
   const bool mine = m.from.id == me.dotForm();
   std::string who = mine ? "→ " + m.routing.target : senderLabel(m);

@@ -78,11 +78,20 @@ int runUp(const MeshCommandArgs& args) {
 
   if (args.foreground) {
     Status st = supervisor::runSupervisor(*paths, options, [](const supervisor::MeshRecord& r) {
+      if (jsonOutput()) {
+        printJson(json::object{{"event", "up"},
+                               {"space", r.space},
+                               {"url", r.url},
+                               {"brokerPid", r.brokerPid},
+                               {"storeDir", r.storeDir},
+                               {"secretFile", r.secretFile}});
+      }
       printOk(fmt::format("mesh `{}` up: broker {} (pid {}), store {}", r.space, r.url, r.brokerPid,
                           r.storeDir));
       std::fflush(stdout);
     });
     if (!st.isOk()) return printFailure("shoal up", st);
+    if (jsonOutput()) printJson(json::object{{"event", "stopped"}});
     printOk("mesh stopped");
     return 0;
   }
@@ -90,6 +99,20 @@ int runUp(const MeshCommandArgs& args) {
   auto outcome = supervisor::startDetached(*paths, options);
   if (!outcome.isOk()) return printFailure("shoal up", outcome.status());
   const auto& r = outcome->record;
+  if (jsonOutput()) {
+    printResult(json::object{{"space", r.space},
+                             {"url", r.url},
+                             {"alreadyRunning", outcome->alreadyRunning},
+                             {"replacedStaleRecord", outcome->replacedStaleRecord},
+                             {"managerBound", outcome->managerBound},
+                             {"daemonReady", outcome->daemonReady},
+                             {"supervisorPid", r.supervisorPid},
+                             {"brokerPid", r.brokerPid},
+                             {"storeDir", r.storeDir},
+                             {"logDir", paths->logDir},
+                             {"secretFile", r.secretFile}});
+    return 0;
+  }
   if (outcome->alreadyRunning) {
     printOk(fmt::format("mesh `{}` already up: broker {} (supervisor pid {}); nothing changed",
                         r.space, r.url, r.supervisorPid));
@@ -255,6 +278,12 @@ int runDown(const MeshCommandArgs& args) {
   if (!paths.isOk()) return printFailure("shoal down", paths.status());
   auto outcome = supervisor::stopMesh(*paths, args.force);
   if (!outcome.isOk()) return printFailure("shoal down", outcome.status());
+  if (jsonOutput()) {
+    printResult(json::object{{"space", paths->space},
+                             {"wasRunning", outcome->wasRunning},
+                             {"removedStaleRecord", outcome->removedStaleRecord}});
+    return 0;
+  }
   if (outcome->wasRunning) {
     printOk(fmt::format("mesh `{}` stopped (broker {} and its supervisor)", paths->space,
                         outcome->record.url));
@@ -290,6 +319,7 @@ void registerMeshCommands(CLI::App& app, CommandResult& result) {
                   "run only the broker, not the space's planes (`shoal serve`) nor the daemon");
   upCmd->add_flag("--no-daemon", up->noDaemon,
                   "do not run the seat daemon (`shoal daemon run`) beside the broker");
+  upCmd->add_flag("--json", up->json, "machine-readable output");
   upCmd->callback([up, &result] { result.exitCode = runUp(*up); });
 
   CLI::App* statusCmd = app.add_subcommand("status", "show the mesh's health");
@@ -306,6 +336,7 @@ void registerMeshCommands(CLI::App& app, CommandResult& result) {
   CLI::App* downCmd = app.add_subcommand("down", "stop the local mesh that `shoal up` started");
   addSpace(downCmd, *down);
   downCmd->add_flag("--force", down->force, "also remove an unreadable mesh record");
+  downCmd->add_flag("--json", down->json, "machine-readable output");
   downCmd->callback([down, &result] { result.exitCode = runDown(*down); });
 }
 

@@ -18,8 +18,8 @@
 
 #include "base/clock.h"
 #include "cli/command.h"
-#include "cli/mesh_target.h"
 #include "cli/mail_view.h"
+#include "cli/mesh_target.h"
 #include "cli/message_text.h"
 #include "cli/output.h"
 #include "cli/peer_state.h"

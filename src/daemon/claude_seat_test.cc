@@ -17,6 +17,7 @@
 #include "base/clock.h"
 #include "base/file_system.h"
 #include "daemon/seat.h"
+#include "daemon/seat_files.h"
 #include "journal/ownership_journal.h"
 #include "mcp/client.h"
 #include "mesh/endpoint.h"
@@ -145,7 +146,8 @@ class ClaudeSeatTest : public shoal::testing::ManagedSpaceTest {
   }
 
   std::optional<journal::OwnershipRecord> tombstone(const std::string& id) {
-    auto view = journal::OwnershipJournal::inspect(FileSystem::posix(), profile().cwd);
+    auto view =
+        journal::OwnershipJournal::inspect(FileSystem::posix(), seatFilesDir(profile().cwd));
     if (!view.isOk()) return std::nullopt;
     for (auto& t : view->tombstones) {
       if (t.id == id) return t;
@@ -156,7 +158,8 @@ class ClaudeSeatTest : public shoal::testing::ManagedSpaceTest {
   // The ids of the seat's queued records (its local inbox), oldest admission first.
   std::vector<std::string> queuedIds() {
     std::vector<std::string> out;
-    auto view = journal::OwnershipJournal::inspect(FileSystem::posix(), profile().cwd);
+    auto view =
+        journal::OwnershipJournal::inspect(FileSystem::posix(), seatFilesDir(profile().cwd));
     if (!view.isOk()) return out;
     for (const auto& r : view->live) {
       if (r.state == journal::OwnerState::kQueued) out.push_back(r.id);
@@ -165,7 +168,8 @@ class ClaudeSeatTest : public shoal::testing::ManagedSpaceTest {
   }
   // Whether the journal holds any record of `id`, live or terminal.
   bool journalKnows(const std::string& id) {
-    auto view = journal::OwnershipJournal::inspect(FileSystem::posix(), profile().cwd);
+    auto view =
+        journal::OwnershipJournal::inspect(FileSystem::posix(), seatFilesDir(profile().cwd));
     if (!view.isOk()) return false;
     auto named = [&](const journal::OwnershipRecord& r) { return r.id == id; };
     return std::any_of(view->live.begin(), view->live.end(), named) ||

@@ -435,8 +435,8 @@ TEST_F(CodexSeatTest, InboxReceiptsLeftByADeadDaemonAreReconciledByTheirMarker) 
   // What a daemon killed between claiming a page and committing it leaves: both inflight under
   // their receipts, on the thread.
   {
-    auto journal =
-        journal::OwnershipJournal::open(FileSystem::posix(), Clock::real(), profile().cwd);
+    auto journal = journal::OwnershipJournal::open(FileSystem::posix(), Clock::real(),
+                                                   seatFilesDir(profile().cwd));
     ASSERT_TRUE(journal.isOk()) << journal.status().toString();
     for (const auto& r : (*journal)->view().live) {
       const std::string& marker = r.id == seen ? seenMarker : unseenMarker;

@@ -16,6 +16,7 @@
 
 #include "base/file_system.h"
 #include "daemon/seat.h"
+#include "daemon/seat_files.h"
 #include "journal/ownership_journal.h"
 #include "mesh/endpoint.h"
 #include "testing/eventually.h"
@@ -126,7 +127,8 @@ class FakeRuntimeSeatTest : public shoal::testing::ManagedSpaceTest {
   }
 
   std::optional<journal::OwnershipRecord> tombstone(const std::string& id) {
-    auto view = journal::OwnershipJournal::inspect(FileSystem::posix(), profile().cwd);
+    auto view =
+        journal::OwnershipJournal::inspect(FileSystem::posix(), seatFilesDir(profile().cwd));
     if (!view.isOk()) return std::nullopt;
     for (auto& t : view->tombstones)
       if (t.id == id) return t;

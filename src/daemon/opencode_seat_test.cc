@@ -68,7 +68,8 @@ class OpenCodeSeatTest : public FakeRuntimeSeatTest {
   }
 
   journal::ResumeSafety resumeSafety() {
-    auto view = journal::OwnershipJournal::inspect(FileSystem::posix(), profile().cwd);
+    auto view =
+        journal::OwnershipJournal::inspect(FileSystem::posix(), seatFilesDir(profile().cwd));
     return view.isOk() ? view->resumeSafety : journal::ResumeSafety{};
   }
 
@@ -293,7 +294,8 @@ TEST_F(OpenCodeSeatTest, LaunchEpochsResumeSafetyAndTheSessionFingerprint) {
     session = std::string(logged("input").back().at("sessionId").as_string());
     ASSERT_TRUE(eventually([&] { return resumeSafety().safe; }))
         << resumeSafety().launchEpoch << "/" << resumeSafety().version << " live "
-        << journal::OwnershipJournal::inspect(FileSystem::posix(), profile().cwd)->live.size();
+        << journal::OwnershipJournal::inspect(FileSystem::posix(), seatFilesDir(profile().cwd))
+               ->live.size();
     EXPECT_EQ(resumeSafety().launchEpoch, 1u);
   }
   {

@@ -25,6 +25,7 @@
 #include "daemon/reconcile_outcome.h"
 #include "daemon/reply_ledger.h"
 #include "daemon/runtime_driver.h"
+#include "daemon/seat_files.h"
 #include "daemon/seat_tools.h"
 #include "daemon/stored_delivery.h"
 #include "daemon/wake_events.h"
@@ -220,7 +221,7 @@ class Seat::Impl {
     return done == nullptr || done->wait(deadline);
   }
   SeatSnapshot snapshot() const;
-  std::string runtimeLogPath() const { return profile_.cwd + "/.shoal/runtime.log"; }
+  std::string runtimeLogPath() const { return seatFilesDir(profile_.cwd) + "/runtime.log"; }
   const std::string& mcpConfigPath() const { return mcpConfigPath_; }
   // shoal_inbox (any thread but the gate).
   mcp::ToolResult inboxPage(size_t limit);
@@ -410,13 +411,16 @@ class Seat::Impl {
 
 Status Seat::Impl::open() {
   FileSystem& fs = FileSystem::posix();
-  SHOAL_RETURN_IF_ERROR(fs.createDirs(profile_.cwd + "/.shoal").status());
-  ::chmod((profile_.cwd + "/.shoal").c_str(), 0700);  // the MCP token lives here
+  SHOAL_RETURN_IF_ERROR(prepareSeatFiles(fs, profile_.cwd));
+  if (Status excluded = excludeFromGit(profile_.cwd); !excluded.isOk()) {
+    log::warn("seat {}: could not add .shoal/ to git's info/exclude: {}",
+              profile_.principal.dotForm(), excluded.toString());
+  }
   journal::OpenOptions jo;
   jo.holder =
       fmt::format("pid {} (shoal daemon, seat {})", ::getpid(), profile_.principal.dotForm());
-  SHOAL_ASSIGN_OR_RETURN(journal_,
-                         journal::OwnershipJournal::open(fs, Clock::real(), profile_.cwd, jo));
+  SHOAL_ASSIGN_OR_RETURN(
+      journal_, journal::OwnershipJournal::open(fs, Clock::real(), seatFilesDir(profile_.cwd), jo));
 
   {
     auto view = journal_->view();
@@ -608,7 +612,7 @@ Status Seat::Impl::startMcp() {
       {"headers", boost::json::object{{"Authorization", "Bearer " + token}}}};
   boost::json::object config{{"mcpServers", boost::json::object{{"shoal", std::move(server)}}}};
   // <cwd>/.shoal is 0700 (open()), so the file is never readable by others, even briefly.
-  mcpConfigPath_ = profile_.cwd + "/.shoal/mcp.json";
+  mcpConfigPath_ = seatFilesDir(profile_.cwd) + "/mcp.json";
   SHOAL_RETURN_IF_ERROR(writeFileAtomically(FileSystem::posix(), mcpConfigPath_,
                                             boost::json::serialize(config) + "\n"));
   ::chmod(mcpConfigPath_.c_str(), 0600);
@@ -1423,7 +1427,11 @@ Status Seat::Impl::launch(const std::string& why) {
     wire::PresenceCondition c;
     c.code = wire::ConditionCode::kFailed;
     c.message = "runtime start failed: " + detail;
-    presence([c](mesh::PresencePublisher& p) { p.setCondition(c); });
+    // Never `idle` without a runtime that could take the work: `waiting` says it is blocked.
+    presence([c](mesh::PresencePublisher& p) {
+      (void)p.setStatus(wire::PresenceStatus::kWaiting);
+      p.setCondition(c);
+    });
     if (driver.status().reason() == "runtime-not-built") {
       parked_ = true;  // no retry can help
     } else {
@@ -1773,7 +1781,7 @@ void Seat::Impl::unexpectedExit(const DriverEvent& e) {
   c.code = wire::ConditionCode::kFailed;
   c.message = "runtime exited: " + how;
   presence([c](mesh::PresencePublisher& p) {
-    (void)p.setStatus(wire::PresenceStatus::kIdle);
+    (void)p.setStatus(wire::PresenceStatus::kWaiting);  // until a new runtime is ready
     p.setCondition(c);
   });
   note("runtime exited unexpectedly: " + how);

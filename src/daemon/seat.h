@@ -2,7 +2,7 @@
 // (DESIGN.md §2 steps 3–6; seed 004 §2, §2.1, §2.2, §3, §3.3; issue 5).
 //
 // Admission (mesh pump threads): every delivery addressed to the seat is committed `queued` in
-// the seat's ownership journal (`<cwd>/.daemon-state.json`) and only then accepted, so the
+// the seat's ownership journal (`<cwd>/.shoal/.daemon-state.json`) and only then accepted, so the
 // broker's ack follows durable ownership; a journal failure naks it for later. Admission runs
 // whatever the Process is doing — sleeping, restarting, stopping — so nothing waits in memory.
 // The queued backlog is the seat's bounded local inbox (local_inbox.h, decision 007): at

@@ -11,6 +11,7 @@
 #include "base/clock.h"
 #include "base/file_system.h"
 #include "base/subprocess.h"
+#include "daemon/seat_files.h"
 #include "journal/ownership_journal.h"
 #include "mesh/endpoint.h"
 #include "testing/eventually.h"
@@ -113,11 +114,39 @@ TEST_F(SeatTest, DmIsSurfacedOnceWithAReceipt) {
   }));
 }
 
-TEST_F(SeatTest, InflightOfAPreviousDaemonFailsWithoutReplay) {
+// A seat whose journal is still where seats used to keep it (the cwd itself) keeps it: the
+// journal moves into <cwd>/.shoal once at open and its records are honoured there; nothing of
+// the seat's is left in the cwd but .shoal/.
+TEST_F(SeatTest, AJournalOfTheOldLayoutIsMovedIntoShoalAndKept) {
   {
     ASSERT_TRUE(FileSystem::posix().createDirs(profile().cwd).isOk());
     auto journal =
         journal::OwnershipJournal::open(FileSystem::posix(), Clock::real(), profile().cwd);
+    ASSERT_TRUE(journal.isOk()) << journal.status().toString();
+    journal::Admit op;
+    op.id = "m-old-layout";
+    op.body = "dm\ncotal.main.inst.local.reviewer.local.alice\n--\n{}";
+    op.target = "local.alice";
+    op.dispatching = true;
+    ASSERT_TRUE((*journal)->admit(op).isOk());
+  }
+  auto seat = startSeat(profile());
+  ASSERT_NE(seat, nullptr);
+  EXPECT_EQ(seat->snapshot().counters.failed, 1u);  // the old record was read and settled
+  seat->stop();
+  EXPECT_FALSE(FileSystem::posix().exists(profile().cwd + "/.daemon-state.json"));
+  EXPECT_FALSE(FileSystem::posix().exists(profile().cwd + "/.daemon-state.lock"));
+  auto view = journal::OwnershipJournal::inspect(FileSystem::posix(), seatFilesDir(profile().cwd));
+  ASSERT_TRUE(view.isOk()) << view.status().toString();
+  ASSERT_EQ(view->tombstones.size(), 1u);
+  EXPECT_EQ(view->tombstones[0].id, "m-old-layout");
+}
+
+TEST_F(SeatTest, InflightOfAPreviousDaemonFailsWithoutReplay) {
+  {
+    ASSERT_TRUE(FileSystem::posix().createDirs(profile().cwd).isOk());
+    auto journal = journal::OwnershipJournal::open(FileSystem::posix(), Clock::real(),
+                                                   seatFilesDir(profile().cwd));
     ASSERT_TRUE(journal.isOk()) << journal.status().toString();
     journal::Admit op;
     op.id = "m-inflight";
@@ -130,7 +159,7 @@ TEST_F(SeatTest, InflightOfAPreviousDaemonFailsWithoutReplay) {
   ASSERT_NE(seat, nullptr);
   EXPECT_EQ(seat->snapshot().counters.failed, 1u);
   seat->stop();
-  auto view = journal::OwnershipJournal::inspect(FileSystem::posix(), profile().cwd);
+  auto view = journal::OwnershipJournal::inspect(FileSystem::posix(), seatFilesDir(profile().cwd));
   ASSERT_TRUE(view.isOk());
   ASSERT_EQ(view->tombstones.size(), 1u);
   EXPECT_EQ(view->tombstones[0].state, journal::OwnerState::kFailed);
@@ -157,7 +186,8 @@ TEST_F(SeatTest, PartialStdinWriteFailsTheHandoffAndRetiresTheRuntime) {
     ids.push_back(sent->stored.messageId);
   }
   auto failedPartial = [&] {
-    auto view = journal::OwnershipJournal::inspect(FileSystem::posix(), profile().cwd);
+    auto view =
+        journal::OwnershipJournal::inspect(FileSystem::posix(), seatFilesDir(profile().cwd));
     if (!view.isOk()) return std::string();
     for (const auto& t : view->tombstones) {
       if (t.state == journal::OwnerState::kFailed &&
@@ -171,7 +201,7 @@ TEST_F(SeatTest, PartialStdinWriteFailsTheHandoffAndRetiresTheRuntime) {
   // The generation was retired and replaced; the failed one was never handed out again.
   ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.launches >= 2; }));
   EXPECT_GE(seat->snapshot().counters.unexpectedExits, 1u);
-  auto view = journal::OwnershipJournal::inspect(FileSystem::posix(), profile().cwd);
+  auto view = journal::OwnershipJournal::inspect(FileSystem::posix(), seatFilesDir(profile().cwd));
   ASSERT_TRUE(view.isOk());
   for (const auto& t : view->tombstones) {
     if (t.state == journal::OwnerState::kFailed) {
@@ -193,8 +223,8 @@ TEST_F(SeatTest, ARuntimeLeftByAKilledDaemonIsEnded) {
   auto leftover = Subprocess::spawn(o);
   ASSERT_TRUE(leftover.isOk()) << leftover.status().toString();
   {
-    auto journal =
-        journal::OwnershipJournal::open(FileSystem::posix(), Clock::real(), profile().cwd);
+    auto journal = journal::OwnershipJournal::open(FileSystem::posix(), Clock::real(),
+                                                   seatFilesDir(profile().cwd));
     ASSERT_TRUE(journal.isOk()) << journal.status().toString();
     boost::json::object process{{"pid", leftover->pid()}, {"program", FAKE_STDIN_AGENT_BINARY}};
     ASSERT_TRUE((*journal)
@@ -227,6 +257,12 @@ TEST_F(SeatTest, AMissingProgramParksTheSeatAfterRepeatedFailedLaunches) {
   EXPECT_EQ(snap.counters.launches, 0u);
   EXPECT_NE(snap.note.find("parked after 5 failed runtime starts"), std::string::npos) << snap.note;
   EXPECT_NE(snap.note.find("no-such-agent"), std::string::npos) << snap.note;
+  // On the roster it is never `idle` (work would be sent to a seat that cannot take it).
+  ASSERT_TRUE(eventually([&] {
+    auto row = alice_->findPeer(p.principal.dotForm());
+    return row.isOk() && row->presence.status == wire::PresenceStatus::kWaiting &&
+           row->presence.condition && row->presence.condition->code == wire::ConditionCode::kFailed;
+  }));
 }
 
 }  // namespace

@@ -5,14 +5,14 @@
 #include <vector>
 
 #include "wire/names.h"
-#include "wire/token.h"
 #include "wire/subject.h"
+#include "wire/token.h"
 
 namespace shoal::mesh {
 namespace {
 
-Result<StoredPage> readDm(transport::JetStream& js, const MailboxReader& reader,
-                          std::string filter, std::string what, size_t limit) {
+Result<StoredPage> readDm(transport::JetStream& js, const MailboxReader& reader, std::string filter,
+                          std::string what, size_t limit) {
   StoredRead read;
   SHOAL_ASSIGN_OR_RETURN(read.stream, wire::streamName(wire::Stream::kDm, reader.space));
   SHOAL_ASSIGN_OR_RETURN(read.consumer, wire::dmhistConsumer(reader.me, reader.lifecycleUid));
@@ -35,9 +35,9 @@ Result<std::optional<StoredEntry>> pick(StoredPage page, std::string_view idOrSu
   for (auto& e : page.entries) {
     if (!idMatches(e.delivery.message.id, idOrSuffix)) continue;
     if (found && found->delivery.message.id != e.delivery.message.id) {
-      return invalidArgument("ambiguous-id", "more than one message ends with `" +
-                                                 std::string(idOrSuffix) +
-                                                 "`; give more of the id");
+      return invalidArgument(
+          "ambiguous-id",
+          "more than one message ends with `" + std::string(idOrSuffix) + "`; give more of the id");
     }
     found = std::move(e);
   }
@@ -52,8 +52,7 @@ bool idMatches(std::string_view id, std::string_view idOrSuffix) {
          id.ends_with(idOrSuffix);
 }
 
-Result<StoredPage> readInbox(transport::JetStream& js, const MailboxReader& reader,
-                             size_t limit) {
+Result<StoredPage> readInbox(transport::JetStream& js, const MailboxReader& reader, size_t limit) {
   SHOAL_ASSIGN_OR_RETURN(std::string filter, wire::dmFilter(reader.space, reader.me));
   return readDm(js, reader, std::move(filter), "inbox read of " + reader.me.dotForm(), limit);
 }

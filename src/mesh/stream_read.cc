@@ -62,8 +62,8 @@ Result<StoredPage> readStored(transport::JetStream& js, const StoredRead& read) 
   ConsumerGuard guard(js, read.stream, read.consumer);
   if (created->numPending == 0) return page;
 
-  SHOAL_ASSIGN_OR_RETURN(auto consumer, transport::PullConsumer::bind(js, read.stream,
-                                                                      read.consumer));
+  SHOAL_ASSIGN_OR_RETURN(auto consumer,
+                         transport::PullConsumer::bind(js, read.stream, read.consumer));
   std::deque<StoredEntry> kept;
   bool done = false;
   while (!done) {
@@ -80,8 +80,8 @@ Result<StoredPage> readStored(transport::JetStream& js, const StoredRead& read) 
         ++page.skipped;
         page.lastSkipReason = std::string(delivery.status().reason());
       } else {
-        kept.push_back(StoredEntry{meta.streamSeq, meta.timestampMs, message.subject(),
-                                   std::move(*delivery)});
+        kept.push_back(
+            StoredEntry{meta.streamSeq, meta.timestampMs, message.subject(), std::move(*delivery)});
         if (read.limit != 0 && kept.size() > read.limit) kept.pop_front();
       }
       if (meta.streamSeq == page.watermark || meta.numPending == 0) done = true;

@@ -5,11 +5,10 @@
 // over TCP and plain open() calls (tests/integration/intruder.cc), and a raw KV write.
 #include <fstream>
 
+#include <boost/json.hpp>
 #include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <boost/json.hpp>
 
 #include "cli_fixture.h"
 
@@ -89,8 +88,8 @@ TEST_F(CliSecurityTest, AnotherLocalAccountIsRefusedAndReadsNothing) {
   EXPECT_EQ(raw.code, 3) << raw.out << raw.err;
   EXPECT_NE(raw.out.find("Authorization Violation"), std::string::npos) << raw.out;
 
-  CliRun status = asNobody({SHOAL_BINARY, "status", "--space", "itest", "--server", rec->url,
-                            "--json"});
+  CliRun status =
+      asNobody({SHOAL_BINARY, "status", "--space", "itest", "--server", rec->url, "--json"});
   EXPECT_EQ(status.code, 1) << status.out << status.err;
   json::value v = json::parse(status.out);
   EXPECT_EQ(v.at("error").at("reason").as_string(), "broker-auth-refused") << status.out;
@@ -121,15 +120,12 @@ TEST_F(CliSecurityTest, AProfileWrittenBehindTheDaemonsBackIsNeverExecuted) {
 
   const std::string unsealedMark = home_->join("pwned-unsealed");
   const std::string forgedMark = home_->join("pwned-forged");
-  json::object injected{{"name", "mallory"},
-                        {"id", "local.mallory"},
-                        {"runtime", "exec"},
-                        {"command", json::array{"/bin/sh", "-c", "touch " + unsealedMark}},
-                        {"cwd", home_->path()},
-                        {"channels", json::array{}},
-                        {"env", json::array{}},
-                        {"lifecycleUid", "abcdefghijklmnopqrstuvwxyz"},
-                        {"state", "running"}};
+  json::object injected{
+      {"name", "mallory"},    {"id", "local.mallory"},
+      {"runtime", "exec"},    {"command", json::array{"/bin/sh", "-c", "touch " + unsealedMark}},
+      {"cwd", home_->path()}, {"channels", json::array{}},
+      {"env", json::array{}}, {"lifecycleUid", "abcdefghijklmnopqrstuvwxyz"},
+      {"state", "running"}};
   ASSERT_TRUE(kv->put("local.mallory", json::serialize(injected)).isOk());
   auto echo = kv->get("local.echo");
   ASSERT_TRUE(echo.isOk());
@@ -178,8 +174,8 @@ TEST_F(CliSecurityTest, AProfileWrittenBehindTheDaemonsBackIsNeverExecuted) {
   CliRun trust = shoal({"seat", "trust", "echo", "--json"});
   ASSERT_EQ(trust.code, 0) << trust.out << trust.err;
   EXPECT_EQ(json::parse(trust.out).at("seal").as_string(), "sealed");
-  EXPECT_TRUE(eventually([&] { return FileSystem::posix().exists(forgedMark); },
-                         std::chrono::seconds(10)));
+  EXPECT_TRUE(
+      eventually([&] { return FileSystem::posix().exists(forgedMark); }, std::chrono::seconds(10)));
   EXPECT_FALSE(FileSystem::posix().exists(unsealedMark));
 }
 

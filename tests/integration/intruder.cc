@@ -9,6 +9,11 @@
 //   intruder read PATH…         tries to open each path for reading (a directory: to list it)
 //                               and prints `PATH: readable` or `PATH: <errno name>`; exit 0 when
 //                               nothing was readable, 5 otherwise.
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <fcntl.h>
@@ -16,11 +21,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <string>
 
 namespace {
 

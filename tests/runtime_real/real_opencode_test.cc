@@ -36,6 +36,7 @@
 #include "base/file_system.h"
 #include "base/subprocess.h"
 #include "daemon/seat.h"
+#include "daemon/seat_files.h"
 #include "journal/ownership_journal.h"
 #include "mesh/endpoint.h"
 #include "test_runtimes.h"
@@ -268,7 +269,8 @@ class RealOpenCodeTest : public shoal::testing::ManagedSpaceTest {
   }
 
   std::optional<journal::OwnershipRecord> tombstone(const std::string& id) {
-    auto view = journal::OwnershipJournal::inspect(FileSystem::posix(), profile().cwd);
+    auto view = journal::OwnershipJournal::inspect(FileSystem::posix(),
+                                                   daemon::seatFilesDir(profile().cwd));
     if (!view.isOk()) return std::nullopt;
     for (auto& t : view->tombstones) {
       if (t.id == id) return t;
