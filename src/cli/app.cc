@@ -54,6 +54,11 @@ int run(int argc, char** argv) {
   app.fallthrough();  // subcommands hand unknown options (--log-level) up to the root
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "every command's help");
+  app.footer(
+      "Every command takes --space NAME (default main) and --json (the parse contract, failures "
+      "included: `shoal help json`), before or after the command's name.\n"
+      "`shoal --version [--json]` · `shoal help COMMAND` · `shoal help refusals` · "
+      "`shoal completion bash|zsh|fish`");
   std::string logLevel = "warn";
   app.add_option("--log-level", logLevel, "trace, debug, info, warn, error or off")
       ->capture_default_str()
@@ -64,6 +69,13 @@ int run(int argc, char** argv) {
                                                 "use trace, debug, info, warn, error "
                                                 "or off");
       });
+  // Global flags every command takes: a command without its own --space or --json hands them
+  // up to here (fallthrough). --json was read before parsing (wantsJson); a command that reads
+  // no space ignores --space.
+  std::string globalSpace;
+  bool globalJson = false;
+  app.add_option("--space", globalSpace, "space name (default main)");
+  app.add_flag("--json", globalJson, "the parse contract: JSON on stdout, failures included");
   // Logging is set up before any subcommand callback runs.
   app.parse_complete_callback([&logLevel] {
     log::Level level = log::Level::kWarn;

@@ -52,12 +52,14 @@ int runJobs(const PendingArgs& args, mesh::Endpoint& me, const MeshTarget& targe
   auto data = mesh::requestDeliveryJobs(me.connection(), target.space, me.principal(),
                                         me.lifecycleUid(), args.target.timeout());
   if (!data.isOk()) return printFailure(what, data.status());
-  if (args.json) {
-    std::printf("%s\n", data->c_str());
-    return 0;
-  }
   boost::system::error_code ec;
   json::value v = json::parse(*data, ec);
+  if (args.json) {
+    if (ec)
+      return printFailure(what, internalError("bad-plane-reply", "the plane's jobs are not JSON"));
+    printResult(std::move(v));
+    return 0;
+  }
   if (ec || !v.is_object()) return printFailure(what, internalError("bad-reply", *data));
   const json::object& o = v.as_object();
   const json::object empty;

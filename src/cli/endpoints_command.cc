@@ -47,9 +47,9 @@ std::string describeRow(const mesh::RosterRow& row, bool viewCurrent, int64_t no
   return line;
 }
 
+// Presence stamps are epoch ms; the contract writes them as integers.
 json::value optionalNumber(std::optional<double> v) {
-  if (!v || !std::isfinite(*v)) return nullptr;
-  return json::value(*v);
+  return stampJson(v);
 }
 
 json::object rowJson(const mesh::RosterRow& row) {
@@ -69,7 +69,7 @@ json::object rowJson(const mesh::RosterRow& row) {
   } else {
     o["condition"] = nullptr;
   }
-  o["ts"] = p.ts;
+  o["ts"] = stampJson(p.ts);
   o["activeAt"] = optionalNumber(p.activeAt);
   o["statusSince"] = optionalNumber(p.statusSince);
   o["activitySince"] = optionalNumber(p.activitySince);

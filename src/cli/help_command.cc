@@ -75,6 +75,14 @@ json::array commandTree(const CLI::App& app, const std::string& prefix) {
   return out;
 }
 
+// `app`'s own help (App::help() would show the subcommand being run: `help` itself).
+std::string helpOf(const CLI::App& app, const std::vector<std::string>& path) {
+  std::string name = "shoal";
+  for (const auto& word : path)
+    name += " " + word;
+  return app.get_formatter()->make_help(&app, name, CLI::AppFormatMode::Normal);
+}
+
 int runHelp(const CLI::App& root, const std::vector<std::string>& words) {
   if (words.size() == 1 && (words[0] == "refusals" || words[0] == "troubleshooting")) {
     printRefusals();
@@ -107,18 +115,12 @@ int runHelp(const CLI::App& root, const std::vector<std::string>& words) {
         2);
   }
   if (jsonOutput()) {
-    json::object out{{"ok", true}, {"help", path.leaf->help()}};
+    json::object out{{"ok", true}, {"help", helpOf(*path.leaf, path.names)}};
     if (path.names.empty()) out["commands"] = commandTree(root, "");
     printJson(out);
     return 0;
   }
-  std::fputs(path.leaf->help().c_str(), stdout);
-  if (path.names.empty()) {
-    std::fputs(
-        "\nTopics: shoal help refusals | json | exit-codes     Shell completion: shoal "
-        "completion bash|zsh|fish\n",
-        stdout);
-  }
+  std::fputs(helpOf(*path.leaf, path.names).c_str(), stdout);
   return 0;
 }
 

@@ -85,7 +85,7 @@ class Console {
   void refused(const std::string& what, const Status& status) {
     say("✗ " + what + ": " + std::string(status.message()) + " (" + std::string(status.reason()) +
             ")",
-        {{"ok", false}, {"error", errorObject(status)}});
+        {{"ok", false}, {"event", "refused"}, {"error", errorObject(status)}});
   }
 
  private:

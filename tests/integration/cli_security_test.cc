@@ -141,7 +141,8 @@ TEST_F(CliSecurityTest, AProfileWrittenBehindTheDaemonsBackIsNeverExecuted) {
   CliRun list = shoal({"seat", "list", "--json"});
   ASSERT_EQ(list.code, 0) << list.err;
   std::map<std::string, std::string> seals;
-  for (const auto& row : json::parse(list.out).at("seats").as_array())
+  const json::value listed = json::parse(list.out);
+  for (const auto& row : listed.at("seats").as_array())
     seals[std::string(row.at("profile").at("id").as_string())] =
         std::string(row.at("seal").as_string());
   EXPECT_EQ(seals["local.mallory"], "unsealed");
@@ -150,7 +151,8 @@ TEST_F(CliSecurityTest, AProfileWrittenBehindTheDaemonsBackIsNeverExecuted) {
   CliRun status = shoal({"daemon", "status", "--json"});
   ASSERT_EQ(status.code, 0) << status.err;
   std::map<std::string, std::string> notes;
-  for (const auto& row : json::parse(status.out).at("seats").as_array()) {
+  const json::value statusJson = json::parse(status.out);
+  for (const auto& row : statusJson.at("seats").as_array()) {
     EXPECT_FALSE(row.at("running").as_bool()) << json::serialize(row);
     notes[std::string(row.at("id").as_string())] = std::string(row.at("note").as_string());
   }
