@@ -5,7 +5,7 @@
 // a one-line reply to each direct message or job, sent with the seat's `shoal_dm` tool so the
 // sender hears back on the mesh (and the seat's wake closes `replied`).
 //
-// It speaks the Claude Code CLI's headless stream-json protocol (design/runtimes.md §A), so a
+// It speaks the Claude Code CLI's headless stream-json protocol (demo/stream_json.h), so a
 // seat profile runs it where it would run `claude`:
 //
 //   shoal-demo-agent [--name NAME] -p --input-format stream-json --output-format stream-json

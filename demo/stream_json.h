@@ -1,7 +1,7 @@
 // stream_json: the Claude Code CLI's headless stream-json protocol, as spoken by programs that
 // stand in for `claude -p --input-format stream-json --output-format stream-json --verbose`
-// (design/runtimes.md §A, design/real-runtimes.md §2). Two programs use it: the scripted demo
-// agent `shoal-demo-agent` (demo/demo_agent.cc) and the test fake `fake_claude`
+// (as the real CLI was seen speaking it; docs/daemon.md, Runtimes). Two programs use it: the
+// scripted demo agent `shoal-demo-agent` (demo/demo_agent.cc) and the test fake `fake_claude`
 // (tests/fakes/fake_claude.cc). It holds only the protocol: argv, stdin lines, stdout lines.
 // What a turn answers, and when, is the program's business.
 //

@@ -1,7 +1,7 @@
 // Executor: where an object's work runs. Each stateful actor (a mesh endpoint, a seat, a
 // plane) owns one executor and touches its state only from tasks posted to it, so it needs no
-// locks (DESIGN.md §5). Callbacks from other threads (nats.c, child readers, HTTP handlers)
-// copy what they received and post() it.
+// locks (docs/architecture.md, Threads and ownership). Callbacks from other threads (nats.c,
+// child readers, HTTP handlers) copy what they received and post() it.
 //
 // Two implementations:
 // - EventLoopThread: one dedicated thread; timers run on the monotonic clock.

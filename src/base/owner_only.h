@@ -1,6 +1,6 @@
 // Owner-only places: the directories and files that hold what only the mesh owner may read —
 // the mesh secret, the daemon's profile key, bearer tokens, the broker's store, seat journals
-// (DESIGN: secrets live in 0600 files in 0700 directories).
+// (the project's rule: secrets live in 0600 files in 0700 directories).
 //
 //   ensureOwnerOnlyDir(dir)    creates `dir` (and missing parents, 0700) or, when it exists
 //                              and belongs to this user, tightens it to 0700; a directory of

@@ -41,10 +41,12 @@ constexpr std::string_view kJsonTopic =
 constexpr std::string_view kExitCodesTopic =
     "0  done\n"
     "1  the operation failed or was refused (a `✗` line or a JSON error says why and what to "
-    "do)\n"
+    "do), or the thing inspected is unhealthy (status)\n"
     "2  bad usage (unknown command or option, missing argument)\n"
-    "3  --wait timed out before the awaited fact (send)\n"
-    "4  the awaited fact can no longer happen: the delivery failed (send --wait)\n";
+    "4  what --wait waited for did not happen: the DM was stored but not seen surfaced (or "
+    "answered) in time, or its seat reported it failed (send); still compacting / the turn "
+    "still running after --wait (seat compact, seat interrupt)\n"
+    "5  the agent's turn ended without a visible reply (send dm --wait replied)\n";
 
 void printRefusals() {
   if (jsonOutput()) {

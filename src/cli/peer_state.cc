@@ -49,7 +49,8 @@ Result<std::unique_ptr<FileLock>> lockPeerDurable(const std::string& space,
   SHOAL_ASSIGN_OR_RETURN(std::string base, baseOf(space, p));
   auto lock = FileSystem::posix().lockFile(base + ".lock", holder);
   if (!lock.isOk()) {
-    return lock.status().withContext(p.dotForm() + " is already joined (or its inbox followed) on this machine");
+    return lock.status().withContext(p.dotForm() +
+                                     " is already joined (or its inbox followed) on this machine");
   }
   return lock;
 }

@@ -177,7 +177,9 @@ int runServe(const PlaneCommandArgs& args) {
     printOk(fmt::format("delivery plane serving space {} (lease held, incarnation {})", args.space,
                         delivery->incarnation().substr(0, 8)));
   }
-  printNote("open dev mode: owner `local`, no authentication");
+  printNote(
+      "open mode: owner `local`, no per-principal identity; only the mesh secret's holder "
+      "connects");
   std::fflush(stdout);
 
   int sig = 0;

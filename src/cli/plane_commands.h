@@ -7,8 +7,9 @@
 //       changed), then serves the provision rail and the manager liveness responder until
 //       SIGTERM / SIGINT. Exit 0 after a clean stop, 1 on a failure.
 //   shoal probe manager|delivery [--space S] [--server URL] [--timeout SECONDS] [--json]
-//       probes as `local.<login>` (open mode, DESIGN.md §9) and prints the verdict. Exit 0 when
-//       the plane is bound, 1 otherwise, 2 for a plane name that is not probeable.
+//       probes as `local.<login>` (open mode; docs/architecture.md, Conventions) and prints
+//       the verdict. Exit 0 when the plane is bound, 1 otherwise, 2 for a plane name that is
+//       not probeable.
 //
 // Thread safety: CLI thread only.
 #pragma once

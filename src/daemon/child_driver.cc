@@ -32,7 +32,7 @@ Status ChildDriver::spawn(const SeatProfile& profile, std::vector<std::string> a
   if (profile.runtime == RuntimeKind::kClaude &&
       std::find(profile.env.begin(), profile.env.end(), "ENABLE_TOOL_SEARCH") ==
           profile.env.end()) {
-    // Claude 2.1.332+ hides MCP tools behind tool search unless this is off (real-runtimes.md).
+    // Claude 2.1.332+ hides MCP tools behind tool search unless this is off (docs/daemon.md).
     co.env.emplace_back("ENABLE_TOOL_SEARCH", "false");
   }
   co.stderrTarget = runtime::StderrTarget::appendTo(spec_.runtimeLogPath);

@@ -1,6 +1,6 @@
 // ClaudeStream: the facts the seat needs from one line of Claude Code's headless stream-json
-// output (`-p --output-format stream-json --verbose --replay-user-messages`; runtimes.md §A,
-// real-runtimes.md §2), and the stdin line that hands it one delivery block.
+// output (`-p --output-format stream-json --verbose --replay-user-messages`; docs/daemon.md,
+// Runtimes), and the stdin line that hands it one delivery block.
 //
 // Observed on the real binary and relied on here:
 //   - `{"type":"user",…,"isReplay":true,"uuid":U}` replays OUR stdin uuid unchanged; on 2.1.197

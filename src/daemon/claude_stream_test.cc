@@ -1,5 +1,5 @@
 // The facts the Claude driver takes from stream-json lines, on lines shaped like the real
-// binary's (real-runtimes.md §2), and the stdin line it writes.
+// binary's (recorded from the real CLI; tests/runtime_real/), and the stdin line it writes.
 #include "daemon/claude_stream.h"
 
 #include <boost/json.hpp>

@@ -1,5 +1,5 @@
 // The `codex` runtime driver (codex_driver.cc): `codex app-server`, JSON-RPC over stdio
-// (codex_rpc.h; runtimes.md §B, real-runtimes.md §3; seed 004 §1.1, §2, §3).
+// (codex_rpc.h; docs/daemon.md, Runtimes; seed 004 §1.1, §2, §3).
 //
 // Launch: `initialize` → `initialized` → `thread/resume` of the seat's saved thread (or
 // `thread/start`); the thread's result is the readiness handshake (kReady). A resume refused

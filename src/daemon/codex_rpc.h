@@ -1,5 +1,5 @@
 // CodexRpc: the facts the seat needs from one line of `codex app-server` (JSON-RPC over stdio,
-// newline-delimited, no `jsonrpc` member; runtimes.md §B, real-runtimes.md §3), and the request
+// newline-delimited, no `jsonrpc` member; docs/daemon.md, Runtimes), and the request
 // lines the Codex driver writes.
 //
 // Observed on the real binary (0.171) and relied on here:

@@ -1,6 +1,6 @@
-// codex_rpc: the lines of the recorded `codex app-server` 0.171 transcript (real-runtimes.md
-// §3.2–§3.5) parse into the facts the driver acts on; the lines it writes are what the real
-// binary accepted.
+// codex_rpc: the lines of the recorded `codex app-server` 0.171 transcript (turns, tool calls
+// and approvals, steers, interrupts, error paths) parse into the facts the driver acts on; the
+// lines it writes are what the real binary accepted.
 #include "daemon/codex_rpc.h"
 
 #include <boost/json.hpp>

@@ -1,7 +1,6 @@
 // The `opencode` runtime driver (opencode_driver.cc): `opencode serve` on 127.0.0.1, spoken to
-// over HTTP with its `GET /event` SSE stream as the only evidence of what it did (runtimes.md
-// §C, real-runtimes.md §4; seed 004 §1.1, §2, §3 "OpenCode does not declare active-turn
-// delivery").
+// over HTTP with its `GET /event` SSE stream as the only evidence of what it did (docs/daemon.md,
+// Runtimes; seed 004 §1.1, §2, §3 "OpenCode does not declare active-turn delivery").
 //
 // Launch: the server is started on a free loopback port and awaited until its stdout line
 // `opencode server listening on http://…` (an HTTP connection made while it starts can hang);
@@ -37,7 +36,7 @@
 // the seat's MCP endpoint OPENCODE_CONFIG_CONTENT = the user's (when the profile passes that
 // variable) plus `mcp.shoal = {type:"remote", url, headers:{Authorization}, oauth:false}`.
 // That variable outranks OPENCODE_CONFIG and the project's opencode.json, and `mcp` is merged
-// key by key across them (real-runtimes.md §4, checked on 1.18.33).
+// key by key across them (checked on the real 1.18.33).
 //
 // Compaction (compact(), `shoal seat compact`, decision 011): `POST /session/:id/summarize
 // {providerID, modelID, auto:false}` with the session's model, on a thread of its own (the call

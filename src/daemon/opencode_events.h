@@ -1,4 +1,4 @@
-// OpenCode `opencode serve` wire shapes (runtimes.md §C, real-runtimes.md §4): one SSE event of
+// OpenCode `opencode serve` wire shapes (docs/daemon.md, Runtimes): one SSE event of
 // `GET /event` parsed into the facts the driver needs (OpenCodeEvent), the daemon-minted
 // message ids `prompt_async` carries, and the request bodies it sends.
 //

@@ -1,6 +1,7 @@
-// opencode_events: the SSE frames recorded from the real `opencode serve` 1.18.33
-// (real-runtimes.md §4.2–§4.3) parse into the facts the driver acts on; malformed frames are
-// named errors; minted message ids have OpenCode's ascending layout and never repeat.
+// opencode_events: the SSE frames recorded from the real `opencode serve` 1.18.33 (two prompts,
+// MCP tool calls, a prompt while busy, abort, errors) parse into the facts the driver acts on;
+// malformed frames are named errors; minted message ids have OpenCode's ascending layout and
+// never repeat.
 #include "daemon/opencode_events.h"
 
 #include <cctype>

@@ -2,7 +2,7 @@
 // broker: the OpenCode driver's readiness (listening line, event stream, session), the
 // daemon-minted messageID surfaced only on the exact-parent assistant, idle boundaries, the
 // saved session and its one fresh fallback, and every retirement path — none replays a prompt
-// OpenCode may have read (seed 004 §1.1, §2, §3; runtimes.md §C).
+// OpenCode may have read (seed 004 §1.1, §2, §3; docs/daemon.md, Runtimes).
 #include <csignal>
 #include <string>
 

@@ -1,7 +1,7 @@
 // Presentation: the text a seat hands to its runtime as ONE user turn for the deliveries it
-// dispatches together (DESIGN.md §2 step 4; seed 000 "How the block is framed"; seed 004 §2,
-// §3; issue 5 point 6). The runtime prompt relies on this format: change it only together
-// with that prompt and the golden tests in presentation_test.cc.
+// dispatches together (docs/architecture.md, The path of one DM, step 4; seed 000 "How the
+// block is framed"; seed 004 §2, §3; issue 5 point 6). The runtime prompt relies on this
+// format: change it only together with that prompt and the golden tests in presentation_test.cc.
 //
 // The block, exactly (`⏎` = line feed; every line ends with one, the last included):
 //

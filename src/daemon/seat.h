@@ -1,5 +1,6 @@
 // Seat: one agent principal on the mesh and the runtime Process generations that speak for it
-// (DESIGN.md §2 steps 3–6; seed 004 §2, §2.1, §2.2, §3, §3.3; issue 5).
+// (docs/architecture.md, The path of one DM, steps 3–6; seed 004 §2, §2.1, §2.2, §3, §3.3;
+// issue 5).
 //
 // Admission (mesh pump threads): every delivery addressed to the seat is committed `queued` in
 // the seat's ownership journal (`<cwd>/.shoal/.daemon-state.json`) and only then accepted, so the

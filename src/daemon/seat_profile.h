@@ -1,5 +1,5 @@
 // SeatProfile: what one seat is — a principal on the mesh plus the runtime that speaks for it —
-// and its JSON form in the seat-profile bucket (issue 5; DESIGN.md §4 `daemon/`).
+// and its JSON form in the seat-profile bucket (issue 5; docs/architecture.md, Modules).
 //
 // JSON (one compact object, every key known; an unknown key is refused, so a typo never
 // silently becomes a default):

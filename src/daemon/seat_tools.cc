@@ -49,8 +49,11 @@ ToolResult ok(std::string text, json::object meta = {}) {
 
 // What a model can do next about a refusal, by its reason.
 std::string_view remedyFor(std::string_view reason) {
-  if (reason == "unknown-peer" || reason == "ambiguous-peer" || reason == "no-roster-view")
+  if (reason == mesh::kReasonUnknownPeer || reason == mesh::kReasonAmbiguousName ||
+      reason == mesh::kReasonViewStale || reason == mesh::kReasonViewUnpopulated ||
+      reason == mesh::kReasonSnapshotTimeout) {
     return " shoal_roster lists who is present, with their ids.";
+  }
   if (reason == "not-joined") return " shoal_channels lists the channels you have joined.";
   return "";
 }

@@ -1,5 +1,6 @@
 // WakeEvents: the seat's lifecycle facts and sender receipts, published to the space's wake
-// stream (DESIGN.md §9; seed 004 §1; issue 5 point 7). They are never chat messages.
+// stream (docs/architecture.md, Conventions; seed 004 §1; issue 5 point 7). They are never chat
+// messages.
 //
 // Lifecycle events — subject `cotal.<space>.wake.<seat owner>.<seat actor>`, stored in
 // WAKE_<space>:

@@ -1,6 +1,6 @@
-// Crash tests (STYLE.md habit 9): the fault-injecting FileSystem loses power at every call of
-// the commit chain, or fails each call once, and recovery must keep exactly the acknowledged
-// state — every acknowledged step present, nothing beyond the one step that was in flight.
+// Crash tests: the fault-injecting FileSystem loses power at every call of the commit chain,
+// or fails each call once, and recovery must keep exactly the acknowledged state — every
+// acknowledged step present, nothing beyond the one step that was in flight.
 #include <atomic>
 #include <cerrno>
 #include <random>

@@ -1,6 +1,6 @@
 // readChannelHistory: a read-only look at one channel's stored posts (Cotal §7 "replay on
-// join", §8 `chathist_…`; cotal-wire.md §6.3, §7.3). Nothing is consumed: CHAT is a Limits
-// stream and the reader's consumer acks nothing.
+// join", §8 `chathist_…`). Nothing is consumed: CHAT is a Limits stream and the reader's
+// consumer acks nothing.
 //
 // How: readStored (stream_read.h) over CHAT_<space> with the one filter
 // `cotal.<space>.chat.*.*.<channel>` under the reader's consumer `chathist_<o>-<a>-<uid>`.

@@ -1,5 +1,5 @@
 // readEffectiveChannel: the one resolution of a channel's delivery class and replay that live
-// join, durable fan-out, history and membership all use (cotal-wire.md §6.1; seed 000 "Channel
+// join, durable fan-out, history and membership all use (Cotal SPEC §7; seed 000 "Channel
 // delivery"). It reads the channel's row and `=defaults` from `cotal_channels_<space>` fresh on
 // every call — no cache, so an operator's `shoal channels set` applies to the next post.
 //

@@ -1,6 +1,6 @@
 // DedupWindow: the bounded set of message ids an endpoint has already surfaced, so one logical
 // delivery arriving by several paths (live channel copy, history backfill, a durable copy, a
-// redelivery) reaches the handler once (cotal-wire.md §3.5).
+// redelivery) reaches the handler once (Cotal SPEC §4, §7 step 5).
 //
 // The empty id is never a key: `contains("")` is false and `insert("")` does nothing, so two
 // `id:""` messages are never coalesced (Cotal §4). The window keeps the most recent `capacity`

@@ -1,5 +1,5 @@
 // The delivery plane's rail, client side and wire codec: durable channel membership is asked
-// of the plane, never self-asserted (seed 000 "Channel delivery"; cotal-wire.md §6.3, §7.5).
+// of the plane, never self-asserted (seed 000 "Channel delivery"; Cotal SPEC §7, durable join).
 //
 // Subject (the Cotal §13.2 "class, untargeted" form, like the manager's provision rail):
 //   cotal.<space>.ep.one.delivery.<op>.<owner>.<actor>.<uid>.<nonce>

@@ -349,7 +349,7 @@ void Endpoint::admitDurable(transport::JsMessage& message) {
 
 void Endpoint::admitFrame(transport::JsMessage& message) {
   const auto& meta = message.metadata();
-  // The frame's own checks (cotal-wire.md §7.5 step 3), then the post goes through the same
+  // The frame's own checks (Cotal wire contract: DLV frames), then the post goes through the same
   // admission as a live copy, under the CHAT subject its sender published on: the plane checked
   // that sender at fan-out, and from.id must still match it here.
   auto frame = [&]() -> Result<std::pair<std::string, std::string>> {

@@ -1,7 +1,7 @@
 // Endpoint: one principal on the mesh — its presence, its view of everyone else's, and its
-// traffic (seed 000 "Presence", "Three delivery modes", "Durable transport"; cotal-wire.md
-// §3–§7; docs/endpoint.md). The CLI's `join`, `send` and `watch`, and later the seat daemon,
-// are built on it.
+// traffic (seed 000 "Presence", "Three delivery modes", "Durable transport"; Cotal SPEC §5–§8;
+// docs/endpoint.md). The CLI's `join`, `send` and `watch`, and later the seat daemon, are built
+// on it.
 //
 // What open() sets up, in order:
 //   1. a Connection (reconnecting; its events feed the roster view and the warning handler);

@@ -1,5 +1,5 @@
 // probeLiveness: ask whether a space plane (`manager` or `delivery`) is serving, as any
-// credentialed peer may (seed 000 "Plane liveness"; cotal-wire.md §2.3, §5).
+// credentialed peer may (seed 000 "Plane liveness"; Cotal SPEC §6.1).
 //
 // The probe publishes an empty request on `cotal.<space>.live.<plane>.<owner>.<actor>` (the
 // caller's own principal) with the reply subject `<request>.reply.<nonce>` (random nonce),

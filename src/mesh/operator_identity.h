@@ -1,6 +1,6 @@
-// The principal of the person at the command line (DESIGN.md §9): in open dev mode
-// `local.<login>`, the login sanitised to an actor token, with display name `<login>@<host>`.
-// A one-shot sender: it has no roster row and no durables of its own.
+// The principal of the person at the command line (docs/architecture.md, Conventions): in open
+// dev mode `local.<login>`, the login sanitised to an actor token, with display name
+// `<login>@<host>`. A one-shot sender: it has no roster row and no durables of its own.
 //
 // Thread safety: reads the environment and the password database; call from one thread.
 #pragma once

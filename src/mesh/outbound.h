@@ -9,9 +9,9 @@
 //   anycast  cotal.<space>.svc.<role>.<sOwner>.<sActor>                → TASK_<space>
 // The receipt states facts only: the stream stored it at sequence N (or had already stored
 // this id: `duplicate`). It never says "delivered": whether anyone read it is a later,
-// separate fact (DESIGN.md §2, seed 000 "Durable transport"). A publish that timed out may or
-// may not be stored; publishing the same `Outbound` again with its `id` set finds out without
-// storing it twice.
+// separate fact (docs/architecture.md, The path of one DM; seed 000 "Durable transport"). A
+// publish that timed out may or may not be stored; publishing the same `Outbound` again with its
+// `id` set finds out without storing it twice.
 //
 // Thread safety: blocks the calling thread for one JetStream publish round trip.
 // Lifetime: the receipt owns its strings.

@@ -1,5 +1,5 @@
 // PresencePublisher: writes this instance's own presence record into `cotal_presence_<space>`
-// and keeps it fresh (seed "Presence"; cotal-wire.md §4; docs/presence.md).
+// and keeps it fresh (seed "Presence"; Cotal SPEC §6; docs/presence.md).
 //
 // What it publishes: one record under the key `card.id` (never any other key), rewritten
 //   - at start(), then on a heartbeat every `heartbeat` (2000 ms) with a fresh `ts`;
@@ -16,7 +16,7 @@
 //     (beginTurn());
 //   - after leave() or stop() nothing more is written.
 //
-// presence-write-stuck (cotal-wire.md §4.6, local diagnosis, not a wire field): every refused
+// presence-write-stuck (a local diagnosis of Cotal presence, not a wire field): every refused
 // write is reported on the warning handler (a recoverable warning). When writes have failed
 // consecutively more than once AND for at least `ttl` (6000 ms) since the first of them, the
 // publisher raises writeStuck() = kUnavailable `presence-write-stuck` and calls the stuck

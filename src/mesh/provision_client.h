@@ -1,5 +1,6 @@
 // The manager's provisioning rail, client side and wire codec: a principal asks the manager
-// plane to create its durables (DESIGN.md §9: agents never create streams or durables).
+// plane to create its durables (agents never create streams or durables: docs/architecture.md,
+// Processes).
 //
 // Subject (Cotal §13.2 "class, untargeted" form, 10 tokens):
 //   cotal.<space>.ep.one.manager.provision.<owner>.<actor>.<uid>.<nonce>

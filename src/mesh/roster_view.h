@@ -1,5 +1,5 @@
 // RosterView: an observer's picture of `cotal_presence_<space>`, built from a KV watch of the
-// whole bucket (seed "Presence"; cotal-wire.md §4.5; docs/presence.md).
+// whole bucket (seed "Presence"; Cotal SPEC §6; docs/presence.md).
 //
 // The view is a state machine fed watch events (entries, the initial-snapshot marker, watch
 // failures) and clock ticks (a sweep every ttl/3 on the executor). Where the events come from

@@ -1,5 +1,6 @@
 // DeliveryPlane: the durable channel backstop of one space (seed 000 "Channel delivery";
-// cotal-wire.md §6.4, §7.5, §7.6; docs/channels.md). Three pieces behind one shard lease:
+// Cotal SPEC §7, §8; Cotal wire contract: shard lease; docs/channels.md). Three pieces behind
+// one shard lease:
 //
 //   fan-out    the `fanout` durable on CHAT (every post, DeliverNew). For each post it checks the
 //              envelope against the subject, resolves the channel's class fresh from the

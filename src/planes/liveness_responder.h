@@ -1,5 +1,5 @@
 // LivenessResponder: one plane's answer to liveness probes (seed 000 "Plane liveness";
-// cotal-wire.md §2.3, §5), and responderFromLease, the delivery plane's self-grading rule.
+// Cotal SPEC §6.1), and responderFromLease, the delivery plane's self-grading rule.
 //
 // The responder serves `cotal.<space>.live.<plane>.*.*` in the queue group `live.<plane>` (one
 // probe, one answer) and replies `{"plane":…,"responder":<grader()>,"instance":<token>}` to

@@ -1,6 +1,6 @@
 // ManagerPlane: the running manager of one space — it serves the provisioning rail (so clients
-// never create durables themselves) and answers `manager` liveness probes (DESIGN.md §1, §9;
-// cotal-wire.md §5; docs/planes.md).
+// never create durables themselves) and answers `manager` liveness probes (docs/architecture.md,
+// Processes; Cotal SPEC §6.1; docs/planes.md).
 //
 // Provision rail: `cotal.<space>.ep.one.manager.provision.*.*.*.*`, queue group `manager`
 // (codec and subject rules in mesh/provision_client.h). Each request is validated (subject

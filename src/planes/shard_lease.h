@@ -1,4 +1,4 @@
-// ShardLease: the delivery plane's single-writer lease (cotal-wire.md §7.6). One row,
+// ShardLease: the delivery plane's single-writer lease (Cotal wire contract: shard lease). One row,
 // `lease.0` in `cotal_delivery_<space>` (bucket TTL 30 s), value
 // {"holder":<card id>,"since":<epoch ms>,"ready":bool,"incarnation":<per-process token>}.
 //

@@ -1,5 +1,5 @@
-// Space and principal provisioning: the manager plane's JetStream resources (cotal-wire.md
-// §7.1–§7.3; DESIGN.md §1, §9). Only the manager creates streams, buckets and durables;
+// Space and principal provisioning: the manager plane's JetStream resources (Cotal SPEC §8;
+// docs/architecture.md, Processes). Only the manager creates streams, buckets and durables;
 // agents bind to what it made.
 //
 // ensureSpace creates, when absent:
@@ -67,7 +67,7 @@ enum class Deployment { kLocal, kSelfHosted };
 
 struct SpaceProfile {
   Deployment deployment = Deployment::kLocal;
-  int replicas = 1;  // R3 for a clustered broker (DESIGN.md §1)
+  int replicas = 1;  // R3 for a clustered broker
 };
 
 wire::DeliveryClass defaultDeliveryClass(const SpaceProfile& profile);

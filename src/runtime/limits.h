@@ -1,4 +1,4 @@
-// Runtime framing limits: the numbers of seed 004 §1.2 (DESIGN.md §6).
+// Runtime framing limits: the numbers of seed 004 §1.2 (docs/architecture.md, Default numbers).
 //
 // The line cap is measured on the complete raw line INCLUDING its terminating newline; the
 // translated-output queue is charged by each entry's final encoded wire bytes (newline

@@ -29,7 +29,7 @@ namespace shoal::supervisor {
 
 struct UpOptions {
   std::string host = "127.0.0.1";
-  int preferredPort = 4222;  // 4222 or the next free port (DESIGN.md §9)
+  int preferredPort = 4222;  // 4222 or the next free port
   std::string natsServer;    // empty: find nats-server on PATH or in /usr/sbin
   bool withPlanes = true;    // also run `shoal serve` (the manager plane) for the space
   bool withDaemon = true;    // also run `shoal daemon run` (the seats) for the space

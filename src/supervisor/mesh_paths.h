@@ -1,4 +1,5 @@
-// MeshPaths: where one space's local mesh keeps its files on this machine (DESIGN.md §9).
+// MeshPaths: where one space's local mesh keeps its files on this machine (docs/architecture.md,
+// Where files live).
 //
 //   data     $XDG_DATA_HOME/shoal/<space>/            (default ~/.local/share/shoal/<space>)
 //   broker   <data>/broker                             JetStream store of the embedded broker
@@ -45,7 +46,7 @@ struct MeshPaths {
   static Result<MeshPaths> resolve(std::string_view space);
 };
 
-// The default space (DESIGN.md §9).
+// The default space.
 inline constexpr std::string_view kDefaultSpace = "main";
 
 }  // namespace shoal::supervisor

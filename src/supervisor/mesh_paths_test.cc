@@ -35,7 +35,7 @@ class EnvGuard {
   bool had_ = false;
 };
 
-// XDG directories place data, store, registry and logs as DESIGN.md §9 says.
+// XDG directories place data, store, registry and logs (docs/architecture.md, Where files live).
 TEST(MeshPaths, FollowsXdgDirectories) {
   EnvGuard data("XDG_DATA_HOME", "/d");
   EnvGuard state("XDG_STATE_HOME", "/s");

@@ -1,6 +1,6 @@
 // LocalBroker: one nats-server process on this machine, started, watched and stopped by us.
 //
-// `shoal up` uses it for the embedded broker (DESIGN.md §1: 127.0.0.1, port 4222 or the next
+// `shoal up` uses it for the embedded broker (127.0.0.1, port 4222 or the next
 // free one, JetStream store under the data dir); the test harness uses it for a throw-away
 // server on a free port. It runs `nats-server -a <host> -p <port> [-js -sd <storeDir>]
 // [-c <generated config>]`, appends the server's stdout/stderr to `logPath`, and returns from

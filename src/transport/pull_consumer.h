@@ -4,8 +4,9 @@
 // Binding never creates anything: `bind` names the stream and the durable (nats.c's
 // jsSubOptions.Stream + .Consumer); if the durable does not exist the result is kNotFound with
 // reason `durable-missing` and the server is left unchanged (provisioning is someone else's
-// job, DESIGN.md §9). Destruction never deletes the durable: nats.c's Unsubscribe on a JetStream
-// subscription may delete the consumer, so this class only ever calls natsSubscription_Destroy.
+// job: the manager plane's). Destruction never deletes the durable: nats.c's Unsubscribe on a
+// JetStream subscription may delete the consumer, so this class only ever calls
+// natsSubscription_Destroy.
 //
 // Acks (ack, nak, nakWithDelay, inProgress, term) are fire-and-forget publishes; `ackSync` waits
 // for the server's confirmation (a "double ack"). `term` is a plain terminate: nats-server

@@ -1,4 +1,5 @@
-// The durable backstop's two wire records (cotal-wire.md §7.5; seed 000 "Channel delivery"):
+// The durable backstop's two wire records (Cotal wire contract: durable backstop; seed 000
+// "Channel delivery"):
 //
 //   FanoutEntry  on `cotal.<space>.dinbox.<o>.<a>.<uid>` (INBOX stream), written by the
 //                delivery plane's fan-out, read only by its trusted reader:

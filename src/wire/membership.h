@@ -1,5 +1,5 @@
-// Durable channel membership and the read ACL, as the delivery plane keeps them (cotal-wire.md
-// §6.4; seed 000 "Channel delivery"):
+// Durable channel membership and the read ACL, as the delivery plane keeps them (Cotal SPEC §7;
+// seed 000 "Channel delivery"):
 //
 //   cotal_members_<space>  key `<channel>/<o>.<a>.<uid>`, value MembershipRecord:
 //     {"channel","owner":"<o>.<a>" (the full principal; the legacy field name),"lifecycleUid",

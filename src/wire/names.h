@@ -1,5 +1,6 @@
 // Names of the JetStream objects of a space: streams, KV buckets, durable consumers and the
-// lifecycle-scoped principal forms they are keyed on (Cotal §8, Appendix B; DESIGN.md §9).
+// lifecycle-scoped principal forms they are keyed on (Cotal §8, Appendix B; docs/architecture.md,
+// Conventions).
 //
 //   streams   CHAT_<space> DM_<space> TASK_<space> INBOX_<space> DLV_<space> WAKE_<space>
 //   buckets   cotal_presence_<space> cotal_channels_<space> cotal_members_<space>
@@ -30,7 +31,7 @@ enum class Stream { kChat, kDm, kTask, kInbox, kDlv, kWake };
 Result<std::string> streamName(Stream stream, std::string_view space);
 // The subjects a stream stores: CHAT `cotal.<space>.chat.>`, DM `…inst.>`, TASK `…svc.>`,
 // INBOX `…dinbox.>`, DLV `…dlv.>`, WAKE `…wake.>` and `…rcpt.>` (receipts live with wake
-// events, DESIGN.md §9).
+// events: docs/architecture.md, Conventions).
 Result<std::vector<std::string>> streamSubjects(Stream stream, std::string_view space);
 
 enum class Bucket { kPresence, kChannels, kMembers, kAcl, kDelivery, kMembership, kManager };

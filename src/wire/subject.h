@@ -1,5 +1,6 @@
 // Subjects: building and parsing every `cotal.<space>.<kind>.…` subject Shoal touches
-// (Cotal §3, §8, Appendix B; docs §6.1 for `live`; DESIGN.md §9 for `wake` and `rcpt`).
+// (Cotal §3, §8, Appendix B; docs §6.1 for `live`; docs/architecture.md, Conventions, for `wake`
+// and `rcpt`).
 //
 //   kind    subject (split on `.`)                   tokens principal  rest
 //   chat    cotal.<space>.chat.<o>.<a>.<channel…>    ≥ 6    sender     channel (tokens 5+)

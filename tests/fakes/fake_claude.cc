@@ -1,6 +1,6 @@
 // fake_claude: a test fake of the Claude Code CLI in headless stream-json mode, faithful to
-// design/runtimes.md §A.6 and to what the real 2.1.197 / 2.1.332 binaries were seen doing
-// (design/real-runtimes.md §2). The seat daemon's tests run it where a profile would run
+// the CLI's documented protocol and to what the real 2.1.197 / 2.1.332 binaries were seen doing
+// (docs/daemon.md, Runtimes). The seat daemon's tests run it where a profile would run
 // `claude`:
 //
 //   fake_claude -p --input-format stream-json --output-format stream-json --verbose

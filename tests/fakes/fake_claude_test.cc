@@ -1,5 +1,5 @@
 // fake_claude behaves like the Claude Code CLI in headless stream-json mode
-// (design/runtimes.md §A.6, design/real-runtimes.md §2): these tests run the built binary
+// (as the real 2.1.197 / 2.1.332 binaries were seen doing): these tests run the built binary
 // with pipes and read its stdout lines, never sleeping to synchronise.
 #include <csignal>
 #include <fstream>

@@ -1,6 +1,6 @@
 // fake_codex: a test fake of `codex app-server` on stdio (JSON-RPC, v2 API), faithful to
-// design/runtimes.md §B and to what the real 0.171.0 binary was seen doing
-// (design/real-runtimes.md §3). The seat daemon's tests run it where a profile would run
+// the app-server's documented protocol and to what the real 0.171.0 binary was seen doing
+// (tests/fakes/README.md). The seat daemon's tests run it where a profile would run
 // `codex app-server`:
 //
 //   fake_codex app-server [--listen stdio://] [-c key=value …] [fake switches]

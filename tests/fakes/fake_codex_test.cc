@@ -1,6 +1,6 @@
-// fake_codex behaves like `codex app-server` on stdio (design/runtimes.md §B,
-// design/real-runtimes.md §3): these tests run the built binary with pipes and read its stdout
-// lines, never sleeping to synchronise.
+// fake_codex behaves like `codex app-server` on stdio (as the real 0.171.0 was seen doing):
+// these tests run the built binary with pipes and read its stdout lines, never sleeping to
+// synchronise.
 #include <chrono>
 #include <fstream>
 #include <sstream>

@@ -1,8 +1,7 @@
 #!/usr/bin/env python3
 """A scripted, rule-based fake of the Anthropic Messages API, the OpenAI Responses API and the
 OpenAI Chat Completions API, for driving the real Claude Code CLI, the real `codex app-server`
-and the real `opencode serve` offline in tests (tests/runtime_real/, design: real-runtimes.md
-§1, §3, §4).
+and the real `opencode serve` offline in tests (tests/runtime_real/).
 
 Three routes are served: `POST /v1/messages` (Anthropic, with or without a query such as
 `?beta=true`), `POST /v1/responses` (OpenAI Responses) and `POST /v1/chat/completions` (OpenAI
@@ -196,7 +195,7 @@ def chunks(text, size):
     return [text[i:i + size] for i in range(0, len(text), size)] or [""]
 
 
-# --- OpenAI Responses (`POST /v1/responses`, for `codex app-server`; real-runtimes.md §1, §3) ---
+# --- OpenAI Responses (`POST /v1/responses`, for `codex app-server`) ---
 
 # Headers copied into the log of a Responses request (lower-case names).
 RESPONSES_LOGGED_HEADERS = (
@@ -316,8 +315,7 @@ def sse_data(data):
     return f"event: {data['type']}\ndata: {text}\n\n".encode("utf-8")
 
 
-# --- OpenAI Chat Completions (`POST /v1/chat/completions`, for `opencode serve`;
-# real-runtimes.md §1, §4) ---
+# --- OpenAI Chat Completions (`POST /v1/chat/completions`, for `opencode serve`) ---
 
 # Headers copied into the log of a Chat Completions request (lower-case names).
 CHAT_LOGGED_HEADERS = (

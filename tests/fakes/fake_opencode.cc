@@ -1,6 +1,6 @@
 // fake_opencode: a test fake of `opencode serve`, the OpenCode HTTP server, faithful to
-// design/runtimes.md §C and to what the real 1.18.33 binary was seen doing
-// (design/real-runtimes.md §4). It plays both OpenCode and its model: replies are scripted, no
+// the server's documented API and to what the real 1.18.33 binary was seen doing
+// (tests/fakes/README.md). It plays both OpenCode and its model: replies are scripted, no
 // LLM is called. The seat daemon's tests run it where a profile would run `opencode serve`:
 //
 //   fake_opencode [serve] [--port P] [--hostname H] [fake switches]
@@ -125,9 +125,9 @@
 //        messageID that is not a string starting with "msg" ("Expected a string starting with
 //        \"msg\", got <json>"); 404 for an unknown session. A caller messageID is the user
 //        message's id verbatim, else one is minted. noReply:true stores it and runs nothing.
-//        A messageID that already exists (in any session: the real bug of
-//        real-runtimes.md §4.4.2): 204, the new parts appended to the OLD message where it
-//        lives, no event, nothing runs; logged as input with "reused":true.
+//        A messageID that already exists (in any session: the real bug seen on 1.18.33): 204,
+//        the new parts appended to the OLD message where it lives, no event, nothing runs;
+//        logged as input with "reused":true.
 //        While the session is busy the user message is stored and emitted at once and answered
 //        after the current one (its own assistant), with no idle in between.
 //   POST /session/:id/message → same input; blocks until that message is answered, then 200
@@ -154,7 +154,7 @@
 //   GET  /doc → {"openapi":"3.1.0","info":…,"paths":{…}} naming the routes above.
 //   Anything else → 404 NotFoundError.
 //
-// One prompt's events (real-runtimes.md §4.2), all {"type","properties"}: message.updated
+// One prompt's events (the real 1.18.33 order), all {"type","properties"}: message.updated
 // (user info {id,sessionID,role:"user",time:{created},agent:"build",model:{providerID:"fake",
 // modelID:"fake-model"}}), message.part.updated (its text part {id,sessionID,messageID,type:
 // "text",text}), session.status busy, message.updated (assistant {id,sessionID,role:"assistant",
@@ -1049,7 +1049,7 @@ class FakeOpenCode {
     Session& s = it->second;
     if (input.messageId) {
       if (auto owner = messageSession_.find(*input.messageId); owner != messageSession_.end()) {
-        // The real bug (real-runtimes.md §4.4.2): the parts land on the old message.
+        // The real bug (seen on 1.18.33): the parts land on the old message.
         Message& old = sessions_.at(owner->second).messages.at(*input.messageId);
         for (const json::value& part : input.parts) {
           old.parts.push_back(newPart(owner->second, *input.messageId, part.as_object()));

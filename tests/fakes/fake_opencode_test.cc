@@ -1,6 +1,6 @@
-// fake_opencode behaves like `opencode serve` (design/runtimes.md §C, design/real-runtimes.md
-// §4): these tests run the built binary on an ephemeral port, talk HTTP to it and read its
-// /event stream, waiting for events and conditions with deadlines, never sleeping.
+// fake_opencode behaves like `opencode serve` (as the real 1.18.33 was seen doing): these tests
+// run the built binary on an ephemeral port, talk HTTP to it and read its /event stream, waiting
+// for events and conditions with deadlines, never sleeping.
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -483,7 +483,7 @@ TEST_F(FakeOpenCodeTest, ListeningLineNamesABoundPortAndOnlyLoopbackIsServed) {
   EXPECT_NE(readFile(stderrPath()).find("only loopback"), std::string::npos);
 }
 
-// One prompt_async: 204 at once, then the real 1.18.33 order (real-runtimes.md §4.2) with
+// One prompt_async: 204 at once, then the real 1.18.33 event order with
 // "fake-reply-N: <text>" streamed in deltas and an assistant finished "stop".
 TEST_F(FakeOpenCodeTest, OnePromptFollowsTheRealEventOrder) {
   Fake fake = start();
@@ -839,7 +839,7 @@ TEST_F(FakeOpenCodeTest, StatePersistsAcrossARestart) {
   EXPECT_EQ(call(again.port, "GET", "/session/status").body, "{}");
 }
 
-// The real bug (real-runtimes.md §4.4.2): a messageID that exists in another session gets 204,
+// The real bug (seen on 1.18.33): a messageID that exists in another session gets 204,
 // its text is appended to the old message over there, and nothing runs or is emitted.
 TEST_F(FakeOpenCodeTest, AReusedMessageIdCorruptsTheOtherSession) {
   Fake fake = start();

@@ -1,6 +1,6 @@
 // The real Claude Code CLI (pinned by scripts/install-test-runtimes), run offline against the
-// scripted fake model (tests/fakes/fake_model.py) on 127.0.0.1. Design notes and the observed
-// behaviour these tests pin down: real-runtimes.md §1-2.
+// scripted fake model (tests/fakes/fake_model.py) on 127.0.0.1. The observed behaviour these tests
+// pin down is described in docs/daemon.md, Runtimes.
 //
 // The suite installs the CLI once per test process (the script is idempotent and serialises
 // parallel installs). Without node/npm the script exits 3 and every test skips, saying why.
@@ -79,7 +79,8 @@ bool boolAt(const json::object& o, const char* key, bool otherwise) {
   return it != o.end() && it->value().is_bool() ? it->value().as_bool() : otherwise;
 }
 
-// The quiet environment of real-runtimes.md §2.1: only the fake model is ever contacted.
+// The quiet environment (telemetry, updates and other traffic off): only the fake model is ever
+// contacted.
 std::vector<std::pair<std::string, std::string>> quietEnv(int fakePort) {
   return {{"ANTHROPIC_BASE_URL", "http://127.0.0.1:" + std::to_string(fakePort)},
           {"ANTHROPIC_API_KEY", "test"},

@@ -3,16 +3,16 @@
 // `POST /v1/responses`) on 127.0.0.1. What the Codex driver relies on (codex_driver.h) checked
 // on the real binary: surfacing on the echoed `clientId`, a second turn on the same thread, a DM
 // steered into a running turn (turn/steer), and a restarted seat resuming its saved thread.
-// Recipe and observed behaviour: real-runtimes.md §0, §1, §3.
+// The driver's side of it is described in docs/daemon.md, Runtimes.
 //
 // The suite installs the runtimes once per test process (the script is idempotent and
 // serialises parallel installs). Without node/npm the script exits 3 and every test skips,
 // saying why.
 //
 // Each test runs its own fake model (`--port 0`, its `listening on` line read back) and gives
-// Codex a private CODEX_HOME (config.toml of real-runtimes.md §3.1 pointing at that port) and
-// HOME. The seat passes only the names in profile.env (plus PATH and HOME) to the runtime, so
-// the test sets them in its own environment and lists them there.
+// Codex a private CODEX_HOME (a config.toml naming the fake model, on that port, as the only
+// provider) and HOME. The seat passes only the names in profile.env (plus PATH and HOME) to the
+// runtime, so the test sets them in its own environment and lists them there.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -170,7 +170,7 @@ class RealCodexTest : public shoal::testing::ManagedSpaceTest {
     ASSERT_GT(fakePort_, 0) << readText(outPath);
   }
 
-  // real-runtimes.md §3.1: the fake as the only provider, no retries (a failure shows at
+  // The offline recipe: the fake as the only provider, no retries (a failure shows at
   // once), no approvals asked, a read-only sandbox, analytics off.
   void writeCodexConfig() {
     const std::string toml =

@@ -4,16 +4,16 @@
 // (opencode_driver.h) checked on the real binary: OpenCode stores the daemon-minted messageID
 // verbatim as the user message and answers it with an exact-parent assistant, a second prompt
 // goes into the same session, a restarted seat resumes its saved session, and the seat's MCP
-// server reaches the model as the `shoal_dm` tool. Recipe and observed behaviour:
-// real-runtimes.md §0, §1, §4.
+// server reaches the model as the `shoal_dm` tool. The driver's side of it is described in
+// docs/daemon.md, Runtimes.
 //
 // The suite installs the runtimes once per test process (the script is idempotent and
 // serialises parallel installs). Without node/npm the script exits 3 and every test skips,
 // saying why.
 //
 // Each test runs its own fake model (`--port 0`, its `listening on` line read back) and gives
-// OpenCode a private HOME and XDG directories, and an OPENCODE_CONFIG file (the provider of
-// real-runtimes.md §4.1 pointing at that port). The seat passes only the names in profile.env
+// OpenCode a private HOME and XDG directories, and an OPENCODE_CONFIG file (the fake model as
+// the only provider, on that port). The seat passes only the names in profile.env
 // (plus PATH and HOME) to the runtime, so the test sets them in its own environment and lists
 // them there. OpenCode keeps its sessions in SQLite, $XDG_DATA_HOME/opencode/opencode.db
 // (tables `session`, `message` with the id and a JSON `data` column, `part`); the tests read it
@@ -138,7 +138,7 @@ class RealOpenCodeTest : public shoal::testing::ManagedSpaceTest {
     setEnv("OPENCODE_DISABLE_LSP_DOWNLOAD", "1");
     setEnv("OPENCODE_DISABLE_CLAUDE_CODE", "1");
     // OpenCode npm-installs @opencode-ai/plugin into its config dir in the background; an
-    // unreachable registry makes that fail quietly (real-runtimes.md §4.4). A seat passes only
+    // unreachable registry makes that fail quietly (seen on 1.18.33). A seat passes only
     // upper-case names (seat_profile.h), and npm reads npm_config_* case-insensitively.
     setEnv("NPM_CONFIG_REGISTRY", "http://127.0.0.1:9/");
     alice_ = openSender("alice");
@@ -201,7 +201,7 @@ class RealOpenCodeTest : public shoal::testing::ManagedSpaceTest {
     ASSERT_GT(fakePort_, 0) << readText(outPath);
   }
 
-  // real-runtimes.md §4.1: the fake as the only provider and model (the small model too, so no
+  // The offline recipe: the fake as the only provider and model (the small model too, so no
   // side request goes anywhere else), no autoupdate, no sharing. The seat's MCP server comes
   // from the driver (OPENCODE_CONFIG_CONTENT), not from here.
   void writeOpenCodeConfig() {
