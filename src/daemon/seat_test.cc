@@ -78,6 +78,19 @@ class SeatTest : public shoal::testing::ManagedSpaceTest {
   }
 
   std::optional<shoal::testing::TempDir> dir_;
+  // What a daemon killed mid-handoff leaves: an inflight DM `id` in the journal at `workdir`.
+  void leaveInflight(const std::string& workdir, const std::string& id) {
+    ASSERT_TRUE(FileSystem::posix().createDirs(workdir).isOk());
+    auto journal = journal::OwnershipJournal::open(FileSystem::posix(), Clock::real(), workdir);
+    ASSERT_TRUE(journal.isOk()) << journal.status().toString();
+    journal::Admit op;
+    op.id = id;
+    op.body = "dm\ncotal.main.inst.local.reviewer.local.alice\n--\n{}";
+    op.target = "local.alice";
+    op.dispatching = true;
+    ASSERT_TRUE((*journal)->admit(op).isOk());
+  }
+
   std::unique_ptr<mesh::Endpoint> alice_;
 };
 
@@ -118,18 +131,7 @@ TEST_F(SeatTest, DmIsSurfacedOnceWithAReceipt) {
 // journal moves into <cwd>/.shoal once at open and its records are honoured there; nothing of
 // the seat's is left in the cwd but .shoal/.
 TEST_F(SeatTest, AJournalOfTheOldLayoutIsMovedIntoShoalAndKept) {
-  {
-    ASSERT_TRUE(FileSystem::posix().createDirs(profile().cwd).isOk());
-    auto journal =
-        journal::OwnershipJournal::open(FileSystem::posix(), Clock::real(), profile().cwd);
-    ASSERT_TRUE(journal.isOk()) << journal.status().toString();
-    journal::Admit op;
-    op.id = "m-old-layout";
-    op.body = "dm\ncotal.main.inst.local.reviewer.local.alice\n--\n{}";
-    op.target = "local.alice";
-    op.dispatching = true;
-    ASSERT_TRUE((*journal)->admit(op).isOk());
-  }
+  ASSERT_NO_FATAL_FAILURE(leaveInflight(profile().cwd, "m-old-layout"));
   auto seat = startSeat(profile());
   ASSERT_NE(seat, nullptr);
   EXPECT_EQ(seat->snapshot().counters.failed, 1u);  // the old record was read and settled
@@ -143,18 +145,7 @@ TEST_F(SeatTest, AJournalOfTheOldLayoutIsMovedIntoShoalAndKept) {
 }
 
 TEST_F(SeatTest, InflightOfAPreviousDaemonFailsWithoutReplay) {
-  {
-    ASSERT_TRUE(FileSystem::posix().createDirs(profile().cwd).isOk());
-    auto journal = journal::OwnershipJournal::open(FileSystem::posix(), Clock::real(),
-                                                   seatFilesDir(profile().cwd));
-    ASSERT_TRUE(journal.isOk()) << journal.status().toString();
-    journal::Admit op;
-    op.id = "m-inflight";
-    op.body = "dm\ncotal.main.inst.local.reviewer.local.alice\n--\n{}";
-    op.target = "local.alice";
-    op.dispatching = true;
-    ASSERT_TRUE((*journal)->admit(op).isOk());
-  }
+  ASSERT_NO_FATAL_FAILURE(leaveInflight(seatFilesDir(profile().cwd), "m-inflight"));
   auto seat = startSeat(profile());
   ASSERT_NE(seat, nullptr);
   EXPECT_EQ(seat->snapshot().counters.failed, 1u);

@@ -53,6 +53,28 @@ struct CliRun {
   std::string err;
 };
 
+// Runs `opts` (whose stdout and stderr go to `outPath` / `errPath`) to its end, at most
+// `bound`; a spawn failure or overrun is a test failure and code -1.
+inline CliRun runToEnd(const SpawnOptions& opts, const std::string& outPath,
+                       const std::string& errPath, std::chrono::milliseconds bound) {
+  CliRun run;
+  auto child = Subprocess::spawn(opts);
+  if (!child.isOk()) {
+    ADD_FAILURE() << child.status().toString();
+    return run;
+  }
+  auto exit = child->wait(bound);
+  if (!exit.isOk()) {
+    ADD_FAILURE() << opts.argv.front() << " did not finish: " << exit.status().toString();
+    (void)child->terminate(std::chrono::seconds(1));
+    return run;
+  }
+  run.code = exit->exited ? exit->code : 128 + exit->signal;
+  run.out = FileSystem::posix().readFile(outPath).valueOr("");
+  run.err = FileSystem::posix().readFile(errPath).valueOr("");
+  return run;
+}
+
 class CliTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -141,22 +163,7 @@ class CliTest : public ::testing::Test {
       opts.argv = argv;
       opts.env.emplace_back("SHOAL_TEST_STDIN", inPath);
     }
-    CliRun run;
-    auto child = Subprocess::spawn(opts);
-    if (!child.isOk()) {
-      ADD_FAILURE() << child.status().toString();
-      return run;
-    }
-    auto exit = child->wait(bound);
-    if (!exit.isOk()) {
-      ADD_FAILURE() << "shoal did not finish: " << exit.status().toString();
-      (void)child->terminate(std::chrono::seconds(1));
-      return run;
-    }
-    run.code = exit->exited ? exit->code : 128 + exit->signal;
-    run.out = FileSystem::posix().readFile(outPath).valueOr("");
-    run.err = FileSystem::posix().readFile(errPath).valueOr("");
-    return run;
+    return runToEnd(opts, outPath, errPath, bound);
   }
 
   CliRun up() { return shoal({"up", "--port", std::to_string(port_)}); }

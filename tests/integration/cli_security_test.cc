@@ -43,21 +43,7 @@ class CliSecurityTest : public CliTest {
                 {"XDG_STATE_HOME", home_->join("state")}};
     opts.stdoutTarget = StdioTarget::appendTo(out);
     opts.stderrTarget = StdioTarget::appendTo(err);
-    CliRun run;
-    auto child = Subprocess::spawn(opts);
-    if (!child.isOk()) {
-      ADD_FAILURE() << child.status().toString();
-      return run;
-    }
-    auto exit = child->wait(std::chrono::seconds(30));
-    if (!exit.isOk()) {
-      (void)child->terminate(std::chrono::seconds(1));
-      return run;
-    }
-    run.code = exit->exited ? exit->code : 128 + exit->signal;
-    run.out = FileSystem::posix().readFile(out).valueOr("");
-    run.err = FileSystem::posix().readFile(err).valueOr("");
-    return run;
+    return runToEnd(opts, out, err, std::chrono::seconds(30));
   }
 
   // The test's HOME as a real home often is (world-traversable), so only Shoal's own

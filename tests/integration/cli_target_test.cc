@@ -29,15 +29,7 @@ class CliTargetTest : public CliTest {
                 {"XDG_RUNTIME_DIR", other.join("run")}};
     opts.stdoutTarget = StdioTarget::appendTo(out);
     opts.stderrTarget = StdioTarget::appendTo(err);
-    CliRun run;
-    auto child = Subprocess::spawn(opts);
-    if (!child.isOk()) return run;
-    auto exit = child->wait(std::chrono::seconds(60));
-    if (!exit.isOk()) return run;
-    run.code = exit->exited ? exit->code : 128 + exit->signal;
-    run.out = FileSystem::posix().readFile(out).valueOr("");
-    run.err = FileSystem::posix().readFile(err).valueOr("");
-    return run;
+    return runToEnd(opts, out, err, std::chrono::seconds(60));
   }
 
   uint64_t dmCount() {

@@ -51,22 +51,7 @@ class MakeRunTest : public ::testing::Test {
     opts.unsetEnv = {"MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES"};
     opts.stdoutTarget = StdioTarget::appendTo(out);
     opts.stderrTarget = StdioTarget::appendTo(err);
-    CliRun result;
-    auto child = Subprocess::spawn(opts);
-    if (!child.isOk()) {
-      ADD_FAILURE() << child.status().toString();
-      return result;
-    }
-    auto exit = child->wait(std::chrono::seconds(240));
-    if (!exit.isOk()) {
-      ADD_FAILURE() << "did not finish: " << exit.status().toString();
-      (void)child->terminate(std::chrono::seconds(1));
-      return result;
-    }
-    result.code = exit->exited ? exit->code : 128 + exit->signal;
-    result.out = FileSystem::posix().readFile(out).valueOr("");
-    result.err = FileSystem::posix().readFile(err).valueOr("");
-    return result;
+    return runToEnd(opts, out, err, std::chrono::seconds(240));
   }
 
   CliRun make(const std::string& target) { return run({"make", "-C", SHOAL_SOURCE_DIR, target}); }
