@@ -628,8 +628,8 @@ TEST_F(RealClaudeTest, SeatRepliesThroughItsShoalDmTool) {
     CliRun events = shoal({"seat", "events", "Claude Real", "--json", "--limit", "200"});
     boost::system::error_code ec;
     auto v = boost::json::parse(events.out, ec);
-    if (ec || !v.is_array()) return std::nullopt;
-    for (const auto& e : v.as_array()) {
+    if (ec || !v.is_object() || !v.as_object().contains("events")) return std::nullopt;
+    for (const auto& e : v.at("events").as_array()) {
       if (e.at("kind") == "wake-result" && e.at("message") == messageId.c_str())
         return e.as_object();
     }
