@@ -114,6 +114,11 @@ constexpr std::array kRefusals = {
             "use letters, digits, `_` and `-`"},
     Refusal{"bad-wait", "`--wait` takes stored, surfaced or replied",
             "`shoal send dm NAME TEXT --wait replied`"},
+    Refusal{"message-too-large",
+            "a message's JSON may be at most 240 KiB (a seat keeps every message it owns in its "
+            "journal)",
+            "send a shorter text, or put the content in a file and send its path"},
+    Refusal{"empty-text", "a message needs some text", "give the text to send"},
     Refusal{"mentions-need-a-channel", "only channel posts carry @mentions",
             "`shoal send msg CHANNEL TEXT --mention NAME`"},
     Refusal{"unknown-message", "no message with that id is in your inbox or the space's streams",

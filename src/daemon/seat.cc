@@ -16,8 +16,10 @@
 #include "base/file_system.h"
 #include "base/ids.h"
 #include "base/log.h"
+#include "base/log_throttle.h"
 #include "base/mutex.h"
 #include "base/process_info.h"
+#include "daemon/admission_refusal.h"
 #include "daemon/admitted_seqs.h"
 #include "daemon/inbox_leases.h"
 #include "daemon/local_inbox.h"
@@ -47,6 +49,8 @@ using std::chrono::milliseconds;
 constexpr milliseconds kCrashWindow{60000};
 constexpr milliseconds kDispatchRetry{1000};
 constexpr milliseconds kWorkEventEvery{1000};
+// A refusal repeated (a flood of poison messages) is logged once per reason per interval.
+constexpr milliseconds kRefusalLogInterval{10000};
 // Inside WAKE_<space>'s 2-minute duplicate window, with a margin.
 constexpr milliseconds kReceiptReplayWindow{100000};
 // The journal section holding the DM stream sequences admitted (admitted_seqs.h).
@@ -242,6 +246,12 @@ class Seat::Impl {
   InboxVerdict makeRoom(const std::string& id, InboxClass c,
                         std::vector<journal::OwnershipRecord>& victims);
   // An arrival the full inbox did not take: refused (not acked) or dropped (acked).
+  // A failed admission commit: permanent ones end the message (failed receipt, kRejected),
+  // transient ones leave it for redelivery (admission_refusal.h).
+  mesh::HandlerVerdict refusedByJournal(const mesh::Delivery& d, const std::string& id,
+                                        const Status& why);
+  // A DM the endpoint terminated because the wire parser refused it.
+  void refusedByParser(const mesh::RefusedDelivery& r);
   mesh::HandlerVerdict turnAway(const mesh::Delivery& delivery, const std::string& id,
                                 InboxVerdict verdict);
   // Queued records ended to admit `forId`: counted, logged, a failed receipt each.
@@ -328,6 +338,8 @@ class Seat::Impl {
   std::unique_ptr<transport::Connection> conn_;  // wake events, receipts, watermarks
   std::optional<transport::JetStream> js_;
   std::unique_ptr<WakeEvents> wake_;
+  // Refusals and endpoint warnings repeat per message: one line per reason per interval.
+  log::LogThrottle refusalLog_{Clock::real(), kRefusalLogInterval};
   std::unique_ptr<mesh::Endpoint> endpoint_;
   std::unique_ptr<mcp::Server> mcp_;  // the seat's tools; stopped before the endpoint closes
   std::string mcpConfigPath_;
@@ -491,7 +503,7 @@ Status Seat::Impl::open() {
   wake_ = std::make_unique<WakeEvents>(*js_, options_.space, profile_);
   // A daemon killed between a terminal journal write and its receipt publish would leave the
   // sender without one: receipts of recent terminal owners are published again (the stream's
-  // duplicate window, keyed `rcpt-<id>`, keeps exactly one).
+  // duplicate window, keyed `rcpt-<outcome>-<id>`, keeps exactly one).
   const int64_t recent = wallMs() - kReceiptReplayWindow.count();
   for (const auto& t : journal_->view().tombstones) {
     if (t.stateSinceMs < recent || t.target.empty()) continue;
@@ -530,8 +542,12 @@ Status Seat::Impl::open() {
   eo.connectionName = "shoal seat " + profile_.principal.dotForm();
   eo.onDelivery = [this](const mesh::Delivery& d) { return admit(d); };
   eo.onWarning = [this](const Status& s) {
-    log::warn("seat {}: {}", profile_.principal.dotForm(), s.toString());
+    if (auto held = refusalLog_.admit(s.reason())) {
+      log::warn("seat {}: {}{}", profile_.principal.dotForm(), s.toString(),
+                log::heldBackSuffix(*held));
+    }
   };
+  eo.onRefused = [this](const mesh::RefusedDelivery& r) { refusedByParser(r); };
   SHOAL_ASSIGN_OR_RETURN(endpoint_, mesh::Endpoint::open(std::move(eo)));
   for (const auto& channel : profile_.channels) {
     auto joined = endpoint_->join(channel);
@@ -774,14 +790,7 @@ mesh::HandlerVerdict Seat::Impl::admit(const mesh::Delivery& d) {
         committed.status().code() == StatusCode::kAborted && attempt < kInboxAttempts) {
       continue;  // a victim left the queue (dispatched, claimed) since it was chosen
     }
-    if (!committed.isOk()) {
-      log::warn("seat {}: could not take ownership of {}: {}", profile_.principal.dotForm(), id,
-                committed.status().toString());
-      // A race lost every time is no journal trouble worth a note.
-      if (committed.status().code() != StatusCode::kAborted)
-        note("journal write failed: " + committed.status().toString());
-      return mesh::HandlerVerdict::kRetryLater;  // not acked: the broker redelivers it
-    }
+    if (!committed.isOk()) return refusedByJournal(d, id, committed.status());
     {
       MutexLock lock(admitMu_);
       if (admittedJson) admittedDms_.insert(d.streamSeq);
@@ -808,6 +817,38 @@ mesh::HandlerVerdict Seat::Impl::admit(const mesh::Delivery& d) {
     }
     return mesh::HandlerVerdict::kAccepted;
   }
+}
+
+mesh::HandlerVerdict Seat::Impl::refusedByJournal(const mesh::Delivery& d, const std::string& id,
+                                                  const Status& why) {
+  const RefusalKind kind = classifyAdmissionRefusal(why);
+  if (auto held = refusalLog_.admit(why.reason())) {
+    log::warn("seat {}: could not take ownership of {} from {} ({}): {}{}",
+              profile_.principal.dotForm(), id, d.message.from.id, refusalKindName(kind),
+              why.toString(), log::heldBackSuffix(*held));
+  }
+  if (kind == RefusalKind::kTransient) {
+    // A race lost every time is no journal trouble worth a note.
+    if (why.code() != StatusCode::kAborted) note("journal write failed: " + why.toString());
+    return mesh::HandlerVerdict::kRetryLater;  // nak'ed with backoff: the broker redelivers it
+  }
+  // It can never be admitted: ended at the broker, and its sender hears why.
+  count(&SeatCounters::failed);
+  if (d.kind != wire::DeliveryKind::kChannel) {
+    (void)wake_->failed(d.message.id, d.message.from.id,
+                        fmt::format("{}: {}", why.reason(), why.message()), wallMs());
+  }
+  return mesh::HandlerVerdict::kRejected;
+}
+
+void Seat::Impl::refusedByParser(const mesh::RefusedDelivery& r) {
+  count(&SeatCounters::failed);
+  if (!r.sender) return;
+  // A message without a usable id is named by its stream position (the receipt's `id` cannot be
+  // the sender's, which is missing or unusable; `seq:` ids are never minted by a sender).
+  const std::string id = r.messageId ? *r.messageId : "seq:" + std::to_string(r.streamSeq);
+  (void)wake_->failed(id, r.sender->dotForm(),
+                      fmt::format("{}: {}", r.why.reason(), r.why.message()), wallMs());
 }
 
 InboxVerdict Seat::Impl::makeRoom(const std::string& id, InboxClass c,
@@ -1116,7 +1157,7 @@ void Seat::Impl::onCommand(GateEvent& e) {
       } else {
         presence(
             [](mesh::PresencePublisher& p) { (void)p.setStatus(wire::PresenceStatus::kIdle); });
-        endpoint_->setActivity("sleeping (a direct message wakes it)");
+        (void)endpoint_->setActivity("sleeping (a direct message wakes it)");
         complete(e.done, Status::ok());
       }
       return;
@@ -1479,7 +1520,7 @@ Status Seat::Impl::launch(const std::string& why) {
     p.clearCondition();
     (void)p.setStatus(wire::PresenceStatus::kIdle);
   });
-  endpoint_->setActivity(std::nullopt);
+  (void)endpoint_->setActivity(std::nullopt);
   dispatch();
   return Status::ok();
 }
@@ -2021,7 +2062,7 @@ void Seat::Impl::finishRetire() {
     stopped_ = true;
   } else {
     presence([](mesh::PresencePublisher& p) { (void)p.setStatus(wire::PresenceStatus::kIdle); });
-    endpoint_->setActivity("sleeping (a direct message wakes it)");
+    (void)endpoint_->setActivity("sleeping (a direct message wakes it)");
   }
   retiring_ = Retiring::kNone;
   for (auto& w : retireWaiters_)

@@ -368,8 +368,9 @@ std::vector<mcp::ToolSpec> seatTools(SeatToolContext context) {
         }
         if (args.contains("activity")) {
           std::string activity = str(args, "activity");
-          ctx->endpoint->setActivity(activity.empty() ? std::nullopt
-                                                      : std::optional<std::string>(activity));
+          Status set = ctx->endpoint->setActivity(
+              activity.empty() ? std::nullopt : std::optional<std::string>(activity));
+          if (!set.isOk()) return fail(set, "shoal_status");
           said += std::string(said.empty() ? "" : ", ") +
                   (activity.empty() ? "activity cleared" : "activity \"" + activity + "\"");
         }

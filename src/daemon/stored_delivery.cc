@@ -2,10 +2,31 @@
 
 #include <fmt/format.h>
 
+#include "wire/message_limits.h"
+
 namespace shoal::daemon {
 
+namespace {
+
+// FNV-1a, 64 bits: a stable digest of a subject (the same in every build and daemon life).
+uint64_t fnv1a(std::string_view text) {
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+}  // namespace
+
 std::string ownershipId(const mesh::Delivery& d) {
-  return !d.message.id.empty() ? d.message.id : fmt::format("seq:{}:{}", d.subject, d.streamSeq);
+  if (!d.message.id.empty()) return d.message.id;
+  std::string id = fmt::format("seq:{}:{}", d.subject, d.streamSeq);
+  // A subject may be 1 KiB; the journal's MessageID at most 256 bytes (wire/message_limits.h).
+  if (id.size() > wire::kMaxMessageIdBytes)
+    id = fmt::format("seq:#{:016x}:{}", fnv1a(d.subject), d.streamSeq);
+  return id;
 }
 
 std::string encodeStoredDelivery(const mesh::Delivery& d) {

@@ -28,7 +28,8 @@ struct StoredDelivery {
 };
 
 // The id a delivery is owned under: its message id, or — for the legal but undeduplicatable
-// empty id — `seq:<subject>:<stream seq>`.
+// empty id — `seq:<subject>:<stream seq>`, or `seq:#<64-bit FNV-1a of the subject>:<seq>` when
+// that would be longer than a MessageID may be (256 bytes).
 std::string ownershipId(const mesh::Delivery& delivery);
 
 std::string encodeStoredDelivery(const mesh::Delivery& delivery);

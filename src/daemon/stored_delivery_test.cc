@@ -1,6 +1,11 @@
 // The journal body of an admitted delivery: what a restart re-renders from.
 #include "daemon/stored_delivery.h"
 
+#include "journal/format.h"
+#include "journal/limits.h"
+#include "wire/message.h"
+#include "wire/message_limits.h"
+
 #include <gtest/gtest.h>
 
 namespace shoal::daemon {
@@ -39,6 +44,51 @@ TEST(StoredDelivery, EmptyIdIsOwnedUnderItsStreamPosition) {
   mesh::Delivery d = sample();
   d.message.id.clear();
   EXPECT_EQ(ownershipId(d), "seq:cotal.main.chat.ops.local.bob:17");
+  // However long the subject, the id is one the journal can hold, stable and distinct.
+  d.subject = "cotal.main.chat.local.bob." + std::string(900, 'c');
+  const std::string longId = ownershipId(d);
+  EXPECT_TRUE(wire::isValidMessageId(longId)) << longId;
+  EXPECT_EQ(longId, ownershipId(d));
+  d.streamSeq = 18;
+  EXPECT_NE(longId, ownershipId(d));
+}
+
+// The wire's size bound is what makes every valid message admittable (message_limits.h): even a
+// body that escapes twice (a text of quotes and backslashes, escaped once on the wire and again
+// in the journal file) and the longest subject and id fit one live record.
+TEST(StoredDelivery, TheLargestValidMessageFitsOneLiveRecord) {
+  mesh::Delivery d = sample();
+  d.kind = wire::DeliveryKind::kDm;
+  d.subject = "cotal." + std::string(64, 's') + ".inst." + std::string(64, 'o') + "." +
+              std::string(64, 'a') + "." + std::string(64, 'o') + "." + std::string(64, 'b');
+  d.message.id = std::string(wire::kMaxMessageIdBytes, '"');
+  d.message.parts = {wire::TextPart{"", {}}};
+  auto& text = std::get<wire::TextPart>(d.message.parts[0]).text;
+  // Grow the text to the largest envelope the encoder still accepts.
+  text.assign(wire::kMaxMessageBytes / 2, '\\');
+  for (;;) {
+    auto encoded = wire::encodeMessage(d.message);
+    ASSERT_TRUE(encoded.isOk() || encoded.status().reason() == "message-too-large");
+    if (!encoded.isOk()) {
+      text.pop_back();
+      continue;
+    }
+    if (encoded->size() + 2 > wire::kMaxMessageBytes) break;
+    text += '"';
+  }
+  journal::OwnershipRecord r;
+  r.id = d.message.id;
+  r.body = encodeStoredDelivery(d);
+  r.target = std::string(129, 'x');
+  r.wake = "dm";
+  r.runtime.threadId = r.runtime.sessionId = r.runtime.receipt =
+      std::string(journal::kMaxRuntimeFieldBytes, '"');
+  r.seq = r.token.epoch = r.token.generation = UINT64_MAX;
+  r.admittedAtMs = r.stateSinceMs = INT64_MAX;
+  EXPECT_LE(journal::encodeRecord(r).size(), journal::Limits{}.maxLiveRecordBytes);
+  // One byte more is refused where the sender is, before anything is published.
+  text += "\\";
+  EXPECT_EQ(wire::encodeMessage(d.message).status().reason(), "message-too-large");
 }
 
 TEST(StoredDelivery, DamagedBodiesAreNamed) {

@@ -1,6 +1,7 @@
 #include "daemon/wake_events.h"
 
 #include <boost/json.hpp>
+#include <fmt/format.h>
 
 #include "wire/subject.h"
 
@@ -45,7 +46,7 @@ Status WakeEvents::result(const WakeResult& r, uint64_t generation, int64_t atMs
 Status WakeEvents::surfaced(const std::string& messageId, const std::string& sender, int64_t atMs) {
   json::object body{
       {"id", messageId}, {"recipient", seat_.principal.dotForm()}, {"surfacedAt", atMs}};
-  return receipt(messageId, sender, json::serialize(body));
+  return receipt("surfaced", messageId, sender, json::serialize(body));
 }
 
 Status WakeEvents::failed(const std::string& messageId, const std::string& sender,
@@ -54,15 +55,17 @@ Status WakeEvents::failed(const std::string& messageId, const std::string& sende
                     {"recipient", seat_.principal.dotForm()},
                     {"failedAt", atMs},
                     {"reason", reason}};
-  return receipt(messageId, sender, json::serialize(body));
+  return receipt("failed", messageId, sender, json::serialize(body));
 }
 
-Status WakeEvents::receipt(const std::string& messageId, const std::string& sender,
-                           std::string body) {
+Status WakeEvents::receipt(std::string_view outcome, const std::string& messageId,
+                           const std::string& sender, std::string body) {
   SHOAL_ASSIGN_OR_RETURN(wire::Principal from, wire::parsePrincipal(sender));
   SHOAL_ASSIGN_OR_RETURN(std::string subject, wire::rcptSubject(space_, from, seat_.principal));
   transport::PublishOptions po;
-  po.msgId = "rcpt-" + messageId;
+  // One id per outcome: a repeat of the same receipt is dropped by the duplicate window, a
+  // different outcome (a failed upgraded to surfaced, seed 004 §3.3) never is.
+  po.msgId = fmt::format("rcpt-{}-{}", outcome, messageId);
   return js_.publish(subject, body, po).status();
 }
 

@@ -17,7 +17,8 @@
 // uid.
 //
 // Receipts — subject `cotal.<space>.rcpt.<sender o>.<sender a>.<seat o>.<seat a>`, Nats-Msg-Id
-// `rcpt-<message id>` (one terminal receipt per message):
+// `rcpt-<outcome>-<message id>` (a republished receipt is stored once; a later, different
+// outcome of the same message — surfaced evidence upgrading a failure — is stored too):
 //   surfaced  {"id","recipient","surfacedAt"}
 //   failed    {"id","recipient","failedAt","reason"}
 //
@@ -30,6 +31,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/status.h"
@@ -60,7 +62,8 @@ class WakeEvents {
                 int64_t atMs);
 
  private:
-  Status receipt(const std::string& messageId, const std::string& sender, std::string body);
+  Status receipt(std::string_view outcome, const std::string& messageId, const std::string& sender,
+                 std::string body);
 
   transport::JetStream& js_;
   const std::string space_;

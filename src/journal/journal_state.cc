@@ -26,11 +26,7 @@ Status badField(const std::string& what) {
 }
 
 bool validId(std::string_view id) {
-  if (id.empty() || id.size() > kMaxIdBytes) return false;
-  for (char c : id) {
-    if (c < 0x20 || c > 0x7e) return false;
-  }
-  return true;
+  return wire::isValidMessageId(id);
 }
 
 Status checkText(std::string_view name, std::string_view value, size_t max) {

@@ -11,6 +11,8 @@
 
 #include <cstddef>
 
+#include "wire/message_limits.h"
+
 namespace shoal::journal {
 
 inline constexpr size_t kKiB = 1024;
@@ -27,7 +29,8 @@ struct Limits {
 };
 
 // Field bounds, checked on input (kInvalidArgument) so a record can never grow unboundedly.
-inline constexpr size_t kMaxIdBytes = 256;                 // MessageID: printable ASCII
+// MessageID: the wire's own bound (wire/message_limits.h), so every valid message is admittable.
+inline constexpr size_t kMaxIdBytes = wire::kMaxMessageIdBytes;
 inline constexpr size_t kMaxReasonBytes = 1 * kKiB;        // longer reasons are truncated
 inline constexpr size_t kMaxRuntimeFieldBytes = 1 * kKiB;  // threadId / sessionId / receipt
 inline constexpr size_t kMaxTargetBytes = 16 * kKiB;  // opaque, daemon-owned (kept in tombstones)

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "base/backoff.h"
 #include "base/ids.h"
 #include "base/log.h"
 #include "mesh/channel_registry.h"
@@ -343,8 +344,24 @@ Endpoint::Admission Endpoint::admitRead(Path path, Result<wire::InboundDelivery>
 
 void Endpoint::admitDurable(transport::JsMessage& message) {
   const auto& meta = message.metadata();
-  settle(message, admit(Path::kDurable, message.subject(), message.data(), meta.streamSeq,
-                        meta.numDelivered));
+  Admission a =
+      admit(Path::kDurable, message.subject(), message.data(), meta.streamSeq, meta.numDelivered);
+  settle(message, a);
+  if (a.outcome == Admission::Outcome::kAnomaly && options_.onRefused) {
+    // Terminated for good: whoever can be named hears why (the seat sends a failed receipt).
+    RefusedDelivery refused;
+    refused.subject = message.subject();
+    refused.streamSeq = meta.streamSeq;
+    if (auto parsed = wire::parseSubject(refused.subject);
+        parsed.isOk() && parsed->kind == wire::SubjectKind::kInst && parsed->recipient &&
+        *parsed->recipient == options_.principal &&
+        wire::validatePrincipal(parsed->principal).isOk()) {
+      refused.sender = parsed->principal;
+    }
+    refused.messageId = wire::peekMessageId(message.data());
+    refused.why = a.why;
+    if (refused.sender) options_.onRefused(refused);
+  }
 }
 
 void Endpoint::admitFrame(transport::JsMessage& message) {
@@ -384,7 +401,8 @@ void Endpoint::settle(transport::JsMessage& message, const Admission& a) {
       acked = message.ack();
       break;
     case Outcome::kRetry:
-      acked = message.nakWithDelay(options_.retryDelay);
+      acked = message.nakWithDelay(
+          doublingBackoff(options_.retryDelay, options_.maxRetryDelay, meta.numDelivered));
       break;
     case Outcome::kAnomaly:
       warn(a.why.withContext(fmt::format("terminated {} seq {} on {}", meta.stream, meta.streamSeq,
@@ -755,8 +773,10 @@ Status Endpoint::setStatus(wire::PresenceStatus status) {
   return future.get();
 }
 
-void Endpoint::setActivity(std::optional<std::string> activity) {
-  updatePresence([a = std::move(activity)](PresencePublisher& p) { p.setActivity(a); });
+Status Endpoint::setActivity(std::optional<std::string> activity) {
+  if (activity) SHOAL_RETURN_IF_ERROR(wire::checkActivity(*activity));
+  updatePresence([a = std::move(activity)](PresencePublisher& p) { (void)p.setActivity(a); });
+  return Status::ok();
 }
 
 void Endpoint::updatePresence(std::function<void(PresencePublisher&)> change) {

@@ -94,6 +94,18 @@ enum class HandlerVerdict {
 
 using DeliveryHandler = std::function<HandlerVerdict(const Delivery&)>;
 
+// A durable DM the endpoint terminated because it can never be admitted (it fails the wire
+// parser: a malformed envelope, an id a journal cannot hold, a message over the size bound).
+// `sender` is the subject's sender token pair and `messageId` the envelope's id when that much
+// parses (a receipt can then name them); the broker will not redeliver it.
+struct RefusedDelivery {
+  std::string subject;
+  uint64_t streamSeq = 0;
+  std::optional<wire::Principal> sender;
+  std::optional<std::string> messageId;
+  Status why;
+};
+
 struct EndpointOptions {
   std::vector<std::string> servers;  // empty: nats://127.0.0.1:4222
   std::string nkeySeedFile;          // the broker credential (ConnectOptions::nkeySeedFile)
@@ -113,10 +125,14 @@ struct EndpointOptions {
   std::chrono::milliseconds heartbeat = kPresenceHeartbeat;
   std::chrono::milliseconds ttl = kPresenceTtl;
   std::chrono::milliseconds fetchWait{500};
-  std::chrono::milliseconds retryDelay{1000};  // nak delay for kRetryLater
+  // kRetryLater naks with this delay, doubling with each redelivery of the same message up to
+  // maxRetryDelay: a message a handler keeps refusing costs a bounded rate, never a tight loop.
+  std::chrono::milliseconds retryDelay{1000};
+  std::chrono::milliseconds maxRetryDelay{30000};
   size_t dedupCapacity = kDefaultDedupCapacity;
-  DeliveryHandler onDelivery;                    // required to receive
-  std::function<void(const Status&)> onWarning;  // recoverable problems, in words
+  DeliveryHandler onDelivery;                             // required to receive
+  std::function<void(const Status&)> onWarning;           // recoverable problems, in words
+  std::function<void(const RefusedDelivery&)> onRefused;  // optional: DMs terminated unadmittable
   std::function<void(const RosterEvent&, const std::optional<RosterRow>&)> onRoster;
 };
 
@@ -211,7 +227,8 @@ class Endpoint {
 
   // --- Own presence (no-ops for an observer) ---
   Status setStatus(wire::PresenceStatus status);
-  void setActivity(std::optional<std::string> activity);
+  // Refused (`presence-field-too-long`) over wire::kMaxActivityBytes; no-op for an observer.
+  Status setActivity(std::optional<std::string> activity);
   // Runs `change` on the publisher's loop (attention, conditions, channel modes, …).
   void updatePresence(std::function<void(PresencePublisher&)> change);
 

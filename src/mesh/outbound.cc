@@ -22,6 +22,11 @@ Result<std::string> outboundSubject(std::string_view space, const wire::Principa
 
 Result<wire::CotalMessage> buildMessage(const Clock& clock, std::string_view space,
                                         const Sender& from, const Outbound& outbound) {
+  if (outbound.text.find_first_not_of(" \t\r\n\v\f") == std::string::npos) {
+    return invalidArgument("empty-text",
+                           "the message has no text (empty or only whitespace): "
+                           "nothing was sent");
+  }
   wire::CotalMessage message;
   if (outbound.id.empty()) {
     SHOAL_ASSIGN_OR_RETURN(message.id, newUuidV7(clock));

@@ -2,8 +2,9 @@
 // role-addressed work (anycast) — and return what is known for certain about it.
 //
 // Builds a CotalMessage (`id` = UUIDv7, `ts`, `space`, `from`, the one routing field, optional
-// mentions, one text part), validates it, and publishes it with JetStream on the subject of its
-// kind with `Nats-Msg-Id` = `id`:
+// mentions, one text part — refused as `empty-text` when it is empty or only whitespace),
+// validates it (a JSON over wire::kMaxMessageBytes is `message-too-large`), and publishes it
+// with JetStream on the subject of its kind with `Nats-Msg-Id` = `id`:
 //   dm       cotal.<space>.inst.<rOwner>.<rActor>.<sOwner>.<sActor>   → DM_<space>
 //   channel  cotal.<space>.chat.<sOwner>.<sActor>.<channel>            → CHAT_<space>
 //   anycast  cotal.<space>.svc.<role>.<sOwner>.<sActor>                → TASK_<space>

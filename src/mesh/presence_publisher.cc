@@ -5,6 +5,20 @@
 #include "base/log.h"
 
 namespace shoal::mesh {
+namespace {
+
+// Cuts `text` to at most `max` bytes on a UTF-8 character boundary, ending it with "…".
+void clipText(std::optional<std::string>& text, size_t max) {
+  static constexpr std::string_view kEllipsis = "\u2026";
+  if (!text || text->size() <= max) return;
+  size_t cut = max - kEllipsis.size();
+  while (cut > 0 && (static_cast<unsigned char>((*text)[cut]) & 0xC0) == 0x80)
+    --cut;
+  text->resize(cut);
+  *text += kEllipsis;
+}
+
+}  // namespace
 
 Status KvPresenceStore::put(std::string_view key, std::string_view value) {
   Result<uint64_t> rev = kv_.put(key, value);
@@ -58,16 +72,20 @@ Status PresencePublisher::setStatus(wire::PresenceStatus status) {
   return Status::ok();
 }
 
-void PresencePublisher::setActivity(std::optional<std::string> activity) {
-  if (activity == record_.activity) return;  // a repeated report moves nothing
+Status PresencePublisher::setActivity(std::optional<std::string> activity) {
+  if (activity) SHOAL_RETURN_IF_ERROR(wire::checkActivity(*activity));
+  if (activity == record_.activity) return Status::ok();  // a repeated report moves nothing
   const double now = nowMs();
   record_.activity = std::move(activity);
   record_.statusSince = now;
   record_.activitySince = record_.activity ? std::optional<double>(now) : std::nullopt;
   schedulePublish();
+  return Status::ok();
 }
 
 void PresencePublisher::setCondition(wire::PresenceCondition condition) {
+  clipText(condition.source, wire::kMaxConditionTextBytes);
+  clipText(condition.message, wire::kMaxConditionTextBytes);
   if (!condition.since) {
     // Keep the age of a repeated report of the same cause.
     if (record_.condition && record_.condition->code == condition.code) {

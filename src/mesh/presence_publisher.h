@@ -101,8 +101,10 @@ class PresencePublisher {
 
   // Live statuses only: `offline` is refused (kInvalidArgument `offline-is-not-live`).
   Status setStatus(wire::PresenceStatus status);
-  void setActivity(std::optional<std::string> activity);
-  // A harness-reported cause; `since` is stamped now when absent.
+  // An activity over wire::kMaxActivityBytes (or not UTF-8) is refused and nothing changes.
+  Status setActivity(std::optional<std::string> activity);
+  // A harness-reported cause; `since` is stamped now when absent. Its texts are clipped to
+  // wire::kMaxConditionTextBytes (they come from runtimes, which may say a lot).
   void setCondition(wire::PresenceCondition condition);
   void clearCondition();
   // A normal next turn starts: status becomes working and any condition is cleared.

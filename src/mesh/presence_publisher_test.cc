@@ -119,7 +119,7 @@ TEST_F(PresencePublisherTest, LeavePublishesExactlyOneScrubbedOfflineRecord) {
   auto p = started();
   p->setAttention(wire::Attention::kDnd);
   p->setChannelMode("deploys", wire::ChannelMode::kMuted);
-  p->setActivity("reviewing");
+  EXPECT_TRUE(p->setActivity("reviewing").isOk());
   executor_.runReady();
   EXPECT_EQ(store_.last().attention, wire::Attention::kDnd);
   const size_t before = store_.puts.size();
@@ -155,7 +155,7 @@ TEST_F(PresencePublisherTest, StatusSinceMovesOnlyOnStatusOrActivityChange) {
   executor_.advance(milliseconds(4000));  // heartbeats
   EXPECT_EQ(store_.last().statusSince, t0);
   ASSERT_TRUE(p->setStatus(PresenceStatus::kIdle).isOk());  // repeated report
-  p->setActivity(std::nullopt);                             // repeated report
+  EXPECT_TRUE(p->setActivity(std::nullopt).isOk());         // repeated report
   executor_.runReady();
   EXPECT_EQ(p->record().statusSince, t0);
 
@@ -168,7 +168,7 @@ TEST_F(PresencePublisherTest, StatusSinceMovesOnlyOnStatusOrActivityChange) {
 
   executor_.advance(milliseconds(500));
   const double t2 = nowMs();
-  p->setActivity("editing parser.cc");
+  EXPECT_TRUE(p->setActivity("editing parser.cc").isOk());
   executor_.runReady();
   EXPECT_EQ(store_.last().statusSince, t2);
   EXPECT_EQ(store_.last().activitySince, t2);
@@ -176,7 +176,7 @@ TEST_F(PresencePublisherTest, StatusSinceMovesOnlyOnStatusOrActivityChange) {
   executor_.advance(milliseconds(500));
   const double t3 = nowMs();
   ASSERT_TRUE(p->setStatus(PresenceStatus::kWaiting).isOk());
-  p->setActivity("editing parser.cc");  // same activity: no move
+  EXPECT_TRUE(p->setActivity("editing parser.cc").isOk());  // same activity: no move
   executor_.runReady();
   EXPECT_EQ(store_.last().statusSince, t3);
   EXPECT_EQ(store_.last().activitySince, t2);  // a status change does not move it
@@ -185,12 +185,38 @@ TEST_F(PresencePublisherTest, StatusSinceMovesOnlyOnStatusOrActivityChange) {
   EXPECT_EQ(store_.last().activitySince, t2);
 }
 
+// Free text a writer sets is bounded so every heartbeat fits the broker's max_payload: a long
+// activity is refused with a sentence and changes nothing; a runtime's long condition message
+// is clipped on a character boundary.
+TEST_F(PresencePublisherTest, FreeTextIsBoundedSoHeartbeatsKeepFitting) {
+  auto p = started();
+  EXPECT_TRUE(p->setActivity("reviewing").isOk());
+  Status tooLong = p->setActivity(std::string(1200 * 1024, 'a'));
+  EXPECT_EQ(tooLong.reason(), "presence-field-too-long");
+  EXPECT_NE(tooLong.message().find("at most 256"), std::string_view::npos) << tooLong.message();
+  EXPECT_TRUE(p->setActivity(std::string(256, 'a')).isOk());
+  EXPECT_EQ(p->setActivity("\xff\xfe").reason(), "invalid-utf8");
+  wire::PresenceCondition c;
+  c.code = wire::ConditionCode::kRateLimit;
+  c.message = std::string(3000, 'x') + "\u00e9";
+  c.message->insert(1020, "\u00e9\u00e9");  // a two-byte character across the cut
+  p->setCondition(c);
+  executor_.runReady();
+  const wire::Presence last = store_.last();
+  EXPECT_EQ(last.activity, std::string(256, 'a'));
+  ASSERT_TRUE(last.condition && last.condition->message);
+  EXPECT_LE(last.condition->message->size(), wire::kMaxConditionTextBytes);
+  EXPECT_EQ(last.condition->message->substr(last.condition->message->size() - 3), "\u2026");
+  executor_.advance(milliseconds(6000));
+  EXPECT_TRUE(warnings_.empty()) << warnings_.front().toString();
+}
+
 // A change is published promptly (not on the next heartbeat), and setters in one task coalesce.
 TEST_F(PresencePublisherTest, ChangePublishesPromptlyAndCoalesces) {
   auto p = started();
   const size_t before = store_.puts.size();
   ASSERT_TRUE(p->setStatus(PresenceStatus::kWorking).isOk());
-  p->setActivity("building");
+  EXPECT_TRUE(p->setActivity("building").isOk());
   p->setEnvironment("env-7");
   executor_.runReady();
   ASSERT_EQ(store_.puts.size(), before + 1);

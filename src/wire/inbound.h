@@ -15,6 +15,8 @@
 // Lifetime: the result owns its data.
 #pragma once
 
+#include <optional>
+#include <string>
 #include <string_view>
 
 #include "base/result.h"
@@ -32,5 +34,10 @@ struct InboundDelivery {
 };
 
 Result<InboundDelivery> readDelivery(std::string_view subject, std::string_view payload);
+
+// The envelope's `id` when the payload is a JSON object whose `id` is a valid message id
+// (message_limits.h), whatever else is wrong with it; nullopt otherwise. For naming a refused
+// message in a receipt, never for admitting one.
+std::optional<std::string> peekMessageId(std::string_view payload);
 
 }  // namespace shoal::wire

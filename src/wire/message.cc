@@ -9,6 +9,7 @@
 
 #include "wire/channel.h"
 #include "wire/json_support.h"
+#include "wire/message_limits.h"
 #include "wire/principal.h"
 #include "wire/reasons.h"
 #include "wire/text_internal.h"
@@ -328,9 +329,25 @@ Status putPart(const Part& part, size_t index, json::array& out) {
   return Status::ok();
 }
 
+Status tooLarge(size_t bytes) {
+  return invalidArgument(
+      reason::kMessageTooLarge,
+      "the message is " + std::to_string(bytes) +
+          " bytes; a message may be at "
+          "most " +
+          std::to_string(kMaxMessageBytes / 1024) +
+          " KiB, so that a receiving seat can always keep it in its journal: send a "
+          "shorter text, or put the content in a file and send its path");
+}
+
 // Validates `m` and builds its JSON object into `out` (one pass for validate and encode).
 Status buildMessage(const CotalMessage& m, json::object& out) {
   SHOAL_RETURN_IF_ERROR(checkUtf8(m.id, "id"));
+  if (!isAdmissibleMessageId(m.id)) {
+    return invalidArgument(reason::kBadMessageId, "'id' must be empty or 1.." +
+                                                      std::to_string(kMaxMessageIdBytes) +
+                                                      " bytes of printable ASCII");
+  }
   if (!std::isfinite(m.ts)) {
     return invalidArgument(reason::kBadTs, "ts must be a finite number of epoch milliseconds");
   }
@@ -408,6 +425,7 @@ std::vector<std::string> normalizeMentions(const std::vector<std::string>& menti
 }
 
 Result<CotalMessage> decodeMessage(std::string_view text) {
+  if (text.size() > kMaxMessageBytes) return tooLarge(text.size());
   unsigned char buffer[4096];
   json::monotonic_resource arena(buffer, sizeof buffer);
   SHOAL_ASSIGN_OR_RETURN(json::value doc, internal::parseJsonObject(text, &arena));
@@ -419,6 +437,11 @@ Result<CotalMessage> decodeMessage(std::string_view text) {
     return invalidArgument(reason::kMissingId, "'id' is missing or not a string");
   }
   m.id = sv(id->get_string());
+  if (!isAdmissibleMessageId(m.id)) {
+    return invalidArgument(reason::kBadMessageId, "'id' must be empty or 1.." +
+                                                      std::to_string(kMaxMessageIdBytes) +
+                                                      " bytes of printable ASCII");
+  }
 
   const json::value* ts = internal::field(o, "ts");
   const std::optional<double> tsValue = ts ? internal::asNumber(*ts) : std::nullopt;
@@ -494,7 +517,9 @@ Result<std::string> encodeMessage(const CotalMessage& message) {
   json::monotonic_resource arena(buffer, sizeof buffer);
   json::object o(&arena);
   SHOAL_RETURN_IF_ERROR(buildMessage(message, o));
-  return internal::toJson(o);
+  std::string text = internal::toJson(o);
+  if (text.size() > kMaxMessageBytes) return tooLarge(text.size());
+  return text;
 }
 
 std::string_view deliveryKindName(DeliveryKind kind) {

@@ -7,6 +7,7 @@
 #include <random>
 #include <string>
 
+#include "wire/message_limits.h"
 #include "wire/reasons.h"
 #include "wire/spec_vectors.h"
 
@@ -120,10 +121,42 @@ TEST(DecodeMessage, IdMustBeAString) {
       reasonOf(
           R"({"id":7,"ts":1,"space":"main","from":{"id":"local.a","name":"a"},"to":"local.b","parts":[]})"),
       reason::kMissingId);
-  const CotalMessage m = decoded(
-      R"({"id":"","ts":1,"space":"main","from":{"id":"local.a","name":"a"},"to":"local.b","parts":[]})");
-  EXPECT_EQ(m.id, "");
-  expectRoundTrip(m);
+}
+
+// An id is "" (legal, never a dedup key: Cotal §4) or 1..256 bytes of printable ASCII
+// (message_limits.h): what a receiving seat's journal can hold. Anything else is refused by the
+// parser and by the encoder alike, so no valid message is a poison one.
+TEST(DecodeMessage, IdsAreWhatAJournalCanHold) {
+  auto withId = [](const std::string& id) {
+    return R"({"id":")" + id +
+           R"(","ts":1,"space":"main","from":{"id":"local.a","name":"a"},"to":"local.b","parts":[]})";
+  };
+  EXPECT_EQ(decoded(withId("")).id, "");
+  for (const std::string& bad : {std::string(257, 'a'), std::string("a\\nb"),
+                                 std::string("caf\u00e9"), std::string("tab\\t")}) {
+    EXPECT_EQ(reasonOf(withId(bad)), reason::kBadMessageId) << bad;
+  }
+  const CotalMessage longest = decoded(withId(std::string(256, 'z')));
+  EXPECT_EQ(longest.id.size(), 256u);
+  expectRoundTrip(longest);
+  CotalMessage m = longest;
+  m.id = "line\nbreak";
+  EXPECT_EQ(encodeMessage(m).status().reason(), reason::kBadMessageId);
+}
+
+// A message's JSON is at most 240 KiB, on the way in and on the way out.
+TEST(DecodeMessage, AMessageLargerThanAJournalRecordIsRefusedBothWays) {
+  const std::string big(kMaxMessageBytes, 'x');
+  EXPECT_EQ(reasonOf(dm("", R"([{"kind":"text","text":")" + big + R"("}])")),
+            reason::kMessageTooLarge);
+  CotalMessage m = decoded(dm());
+  m.parts = {TextPart{big, {}}};
+  auto encoded = encodeMessage(m);
+  ASSERT_FALSE(encoded.isOk());
+  EXPECT_EQ(encoded.status().reason(), reason::kMessageTooLarge);
+  EXPECT_NE(encoded.status().message().find("240 KiB"), std::string_view::npos);
+  m.parts = {TextPart{std::string(kMaxMessageBytes - 1024, 'x'), {}}};
+  EXPECT_TRUE(encodeMessage(m).isOk());
 }
 
 // Two routing fields are refused; so are none, and a non-string one.

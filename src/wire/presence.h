@@ -87,6 +87,18 @@ struct Presence {
   bool operator==(const Presence&) const = default;
 };
 
+// Bounds on the free-text fields a writer sets, so a record always fits a heartbeat (the
+// broker's max_payload) with room to spare: `activity` and `environment` at most 256 bytes,
+// each condition text (`source`, `message`) at most 1 KiB. encodePresence refuses longer ones
+// (`presence-field-too-long`); checkActivity says so before anything is set.
+inline constexpr size_t kMaxActivityBytes = 256;
+inline constexpr size_t kMaxEnvironmentBytes = 256;
+inline constexpr size_t kMaxConditionTextBytes = 1024;
+
+// OK when `activity` is valid UTF-8 of at most kMaxActivityBytes; else `presence-field-too-long`
+// or `bad-utf8` with a sentence that names the limit.
+Status checkActivity(std::string_view activity);
+
 // Decodes the value stored under `key` (see the reader rules above).
 Result<Presence> decodePresence(std::string_view key, std::string_view json);
 

@@ -146,3 +146,27 @@ TEST(Presence, EncodeValidates) {
 
 }  // namespace
 }  // namespace shoal::wire
+
+namespace shoal::wire {
+namespace {
+
+// A writer's free text is bounded (activity, environment 256 bytes; condition texts 1 KiB).
+TEST(Presence, FreeTextOverItsBoundIsRefusedByTheEncoder) {
+  Presence p = *decodePresence(kKey, record("idle"));
+  p.activity = std::string(kMaxActivityBytes, 'a');
+  EXPECT_TRUE(encodePresence(p).isOk());
+  p.activity->push_back('a');
+  EXPECT_EQ(encodePresence(p).status().reason(), reason::kPresenceFieldTooLong);
+  p.activity.reset();
+  p.environment = std::string(kMaxEnvironmentBytes + 1, 'e');
+  EXPECT_EQ(encodePresence(p).status().reason(), reason::kPresenceFieldTooLong);
+  p.environment.reset();
+  p.condition = PresenceCondition{ConditionCode::kFailed, std::nullopt,
+                                  std::string(kMaxConditionTextBytes + 1, 'm'), std::nullopt};
+  EXPECT_EQ(encodePresence(p).status().reason(), reason::kPresenceFieldTooLong);
+  EXPECT_EQ(checkActivity(std::string(300, 'a')).reason(), reason::kPresenceFieldTooLong);
+  EXPECT_TRUE(checkActivity("reviewing PR 12").isOk());
+}
+
+}  // namespace
+}  // namespace shoal::wire

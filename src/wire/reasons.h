@@ -39,6 +39,8 @@ inline constexpr std::string_view kChannelBadChar = "channel-bad-char";
 inline constexpr std::string_view kMalformedJson = "malformed-json";    // (Cotal)
 inline constexpr std::string_view kSenderMismatch = "sender-mismatch";  // (Cotal)
 inline constexpr std::string_view kMissingId = "missing-id";
+inline constexpr std::string_view kBadMessageId = "message-id-invalid";    // message_limits.h
+inline constexpr std::string_view kMessageTooLarge = "message-too-large";  // message_limits.h
 inline constexpr std::string_view kBadTs = "bad-ts";
 inline constexpr std::string_view kMissingSpace = "missing-space";
 inline constexpr std::string_view kMissingFrom = "missing-from";
@@ -71,6 +73,7 @@ inline constexpr std::string_view kBadCondition = "bad-condition";
 inline constexpr std::string_view kBadAttention = "bad-attention";
 inline constexpr std::string_view kBadChannelModes = "bad-channel-modes";
 inline constexpr std::string_view kBadPresenceField = "bad-presence-field";
+inline constexpr std::string_view kPresenceFieldTooLong = "presence-field-too-long";
 
 // --- Plane liveness -------------------------------------------------------------------------
 inline constexpr std::string_view kMalformedLivenessAnswer = "malformed-liveness-answer";

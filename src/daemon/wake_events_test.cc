@@ -1,0 +1,60 @@
+// Receipts in WAKE_<space> against a real broker: a receipt published again is stored once,
+// and a different outcome of the same message is stored whichever came first (issue 18 item 2:
+// a `failed` must never swallow a later `surfaced`, nor the reverse).
+#include "daemon/wake_events.h"
+
+#include <boost/json.hpp>
+
+#include "planes/space_provisioner.h"
+#include "testing/nats_fixture.h"
+
+#include <gtest/gtest.h>
+
+namespace shoal::daemon {
+namespace {
+
+namespace json = boost::json;
+
+class WakeEventsTest : public shoal::testing::JetStreamServerTest {
+ protected:
+  void SetUp() override {
+    JetStreamServerTest::SetUp();
+    if (HasFatalFailure()) return;
+    ASSERT_TRUE(planes::ensureSpace(*js_, "main").isOk());
+    SeatProfile seat;
+    seat.name = "Reviewer";
+    seat.principal = wire::Principal{"local", "reviewer"};
+    events_.emplace(*js_, "main", seat);
+  }
+
+  // The outcomes stored for `id`, in stream order.
+  std::vector<std::string> stored(const std::string& id) {
+    std::vector<std::string> out;
+    for (uint64_t seq = 1;; ++seq) {
+      auto m = js_->findMessage("WAKE_main", seq, "cotal.main.rcpt.local.alice.>");
+      if (!m.isOk()) break;
+      seq = m->seq;
+      json::object o = json::parse(m->data).as_object();
+      if (o.at("id").as_string() != id) continue;
+      out.push_back(o.contains("surfacedAt") ? "surfaced" : "failed");
+    }
+    return out;
+  }
+
+  std::optional<WakeEvents> events_;
+};
+
+TEST_F(WakeEventsTest, EachOutcomeIsStoredOnceInEitherOrder) {
+  ASSERT_TRUE(events_->failed("m-1", "local.alice", "runtime-exited: code 1", 1000).isOk());
+  ASSERT_TRUE(events_->surfaced("m-1", "local.alice", 2000).isOk());  // evidence came late
+  ASSERT_TRUE(events_->surfaced("m-2", "local.alice", 1000).isOk());
+  ASSERT_TRUE(events_->failed("m-2", "local.alice", "later failure", 2000).isOk());
+  // A daemon restart publishes the recent receipts again: the window keeps one of each.
+  ASSERT_TRUE(events_->failed("m-1", "local.alice", "runtime-exited: code 1", 1000).isOk());
+  ASSERT_TRUE(events_->surfaced("m-1", "local.alice", 2000).isOk());
+  EXPECT_EQ(stored("m-1"), (std::vector<std::string>{"failed", "surfaced"}));
+  EXPECT_EQ(stored("m-2"), (std::vector<std::string>{"surfaced", "failed"}));
+}
+
+}  // namespace
+}  // namespace shoal::daemon
