@@ -13,6 +13,7 @@
 
 #include "cli/command.h"
 #include "cli/mesh_target.h"
+#include "cli/option_checks.h"
 #include "cli/output.h"
 #include "cli/seat_id.h"
 #include "cli/seat_rows.h"
@@ -38,6 +39,7 @@ struct SeatArgs {
   std::string runtime = "exec";
   std::vector<std::string> command;
   std::string cwd;
+  bool createCwd = false;
   std::string role;
   std::vector<std::string> channels;
   std::vector<std::string> env;
@@ -164,17 +166,24 @@ int runSeatAdd(const SeatArgs& args) {
   const std::string what = "shoal seat add";
   const std::string id = args.id.empty() ? seatId(args.name) : args.id;
   std::string cwd = args.cwd;
+  bool createCwd = args.createCwd;
   if (cwd.empty()) {
     auto paths = supervisor::MeshPaths::resolve(args.target.space);
     if (!paths.isOk()) return printFailure(what, paths.status());
     cwd = paths->dataDir + "/seats/" + id;
+    createCwd = true;  // the default place is Shoal's own, made on first use
   } else if (cwd.front() != '/') {
-    char* abs = ::realpath(cwd.c_str(), nullptr);
-    if (abs == nullptr) {
-      return printFailure(what, invalidArgument("bad-cwd", "no such directory: " + cwd));
+    // Relative to where the command runs; the daemon checks that it exists.
+    char here[4096];
+    if (::getcwd(here, sizeof here) == nullptr) {
+      return printFailure(
+          what, invalidArgument("bad-cwd", "cannot resolve " + cwd + ": pass an absolute --cwd"));
     }
-    cwd = abs;
-    std::free(abs);
+    cwd = std::string(here) + "/" + cwd;
+    if (char* abs = ::realpath(cwd.c_str(), nullptr)) {
+      cwd = abs;
+      std::free(abs);
+    }
   }
   json::object profile;
   profile["name"] = args.name;
@@ -185,6 +194,7 @@ int runSeatAdd(const SeatArgs& args) {
     command.push_back(json::value(a));
   profile["command"] = std::move(command);
   profile["cwd"] = cwd;
+  if (createCwd) profile["createCwd"] = true;
   if (!args.role.empty()) profile["role"] = args.role;
   json::array channels;
   for (const auto& c : args.channels)
@@ -442,7 +452,9 @@ void registerDaemonCommands(CLI::App& app, CommandResult& result) {
   a->add_option("--runtime", add->runtime, "exec, claude, codex or opencode")
       ->capture_default_str();
   a->add_option("--id", add->id, "its principal id (default local.<name as a token>)");
-  a->add_option("--cwd", add->cwd, "its working directory (default: under the space's data dir)");
+  a->add_option("--cwd", add->cwd,
+                "its working directory, which must exist (default: under the space's data dir)");
+  a->add_flag("--create-cwd", add->createCwd, "make --cwd if it does not exist");
   a->add_option("--role", add->role, "take anycast work for this role");
   a->add_option("--channel", add->channels, "join this channel at start (repeatable)");
   a->add_option("--env", add->env, "pass this environment variable through (repeatable)");
@@ -496,7 +508,8 @@ void registerDaemonCommands(CLI::App& app, CommandResult& result) {
     CLI::App* c = seat->add_subcommand(w.verb, w.help);
     c->add_option("seat", wa->name, "its id or name")->required();
     c->add_option("--wait", wa->waitSeconds, "wait this many seconds for its end (exit 4 after)")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(secondsUpTo(kMaxWaitSeconds));
     c->add_flag("--no-wait", wa->noWait, w.noWaitHelp);
     addMeshTargetOptions(c, wa->target, "the daemon's reply");
     c->add_flag("--json", wa->json, "machine-readable output (the seat's row)");

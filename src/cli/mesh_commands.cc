@@ -8,6 +8,7 @@
 
 #include "base/clock.h"
 #include "cli/command.h"
+#include "cli/option_checks.h"
 #include "cli/output.h"
 #include "cli/seat_rows.h"
 #include "daemon/control_socket.h"
@@ -329,7 +330,8 @@ void registerMeshCommands(CLI::App& app, CommandResult& result) {
                         "file holding the nkey seed --server requires (default: the local "
                         "mesh's secret when it is that broker)");
   statusCmd->add_option("--timeout", status->timeoutSeconds, "seconds to wait for the broker")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(secondsUpTo(kMaxWaitSeconds));
   statusCmd->add_flag("--json", status->json, "machine-readable output");
   statusCmd->callback([status, &result] { result.exitCode = runStatus(*status); });
 

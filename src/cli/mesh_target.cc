@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/option_checks.h"
 #include "mesh/operator_identity.h"
 #include "supervisor/mesh_paths.h"
 
@@ -16,7 +17,8 @@ void addMeshTargetOptions(CLI::App* command, MeshTargetArgs& args, std::string_v
   command
       ->add_option("--timeout", args.timeoutSeconds,
                    "seconds to wait for " + std::string(timeoutWhat))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(secondsUpTo(kMaxWaitSeconds));
 }
 
 Result<MeshTarget> resolveMeshTarget(const MeshTargetArgs& args) {

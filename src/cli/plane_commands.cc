@@ -15,6 +15,7 @@
 #include "base/file_system.h"
 #include "base/log.h"
 #include "cli/command.h"
+#include "cli/option_checks.h"
 #include "cli/output.h"
 #include "mesh/liveness_probe.h"
 #include "mesh/operator_identity.h"
@@ -283,12 +284,14 @@ void registerPlaneCommands(CLI::App& app, CommandResult& result) {
   serveCmd
       ->add_option("--lease-wait", serve->leaseWaitSeconds,
                    "seconds to wait for a delivery lease another plane holds (0: refuse)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(secondsOrZeroUpTo(kMaxWaitSeconds));
   serveCmd
       ->add_option("--redelivery", serve->redeliverySeconds,
                    "seconds an unacknowledged post or copy waits before the delivery plane "
                    "takes it again (set when its consumers are first created)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(secondsUpTo(kMaxWaitSeconds));
   serveCmd->add_option("--space", serve->space, "space name")->capture_default_str();
   serveCmd->add_option("--server", serve->server, "broker URL (default: the local mesh's)");
   serveCmd->add_option("--nkey", serve->nkeyFile,
@@ -305,7 +308,8 @@ void registerPlaneCommands(CLI::App& app, CommandResult& result) {
                        "file holding the nkey seed the broker requires (default: the local "
                        "mesh's secret)");
   probeCmd->add_option("--timeout", probe->timeoutSeconds, "seconds to wait for an answer")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(secondsUpTo(kMaxWaitSeconds));
   probeCmd->add_flag("--json", probe->json, "machine-readable output");
   probeCmd->callback([probe, &result] { result.exitCode = runProbe(*probe); });
 }

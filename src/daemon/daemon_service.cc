@@ -4,8 +4,11 @@
 #include <cstdlib>
 
 #include <boost/json.hpp>
+#include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/file_system.h"
 #include "base/ids.h"
 #include "base/log.h"
 #include "daemon/runtime_driver.h"
@@ -139,6 +142,30 @@ bool transientOpenFailure(const Status& s) {
 }
 
 }  // namespace
+
+Status DaemonService::checkSeatCwd(const SeatProfile& profile, bool create) {
+  SHOAL_ASSIGN_OR_RETURN(auto seats, store_->list());
+  for (const auto& s : seats) {
+    if (s.profile.principal == profile.principal) return Status::ok();  // `seat-exists` follows
+    if (s.profile.cwd == profile.cwd) {
+      return failedPrecondition(
+          "cwd-in-use", fmt::format("{} is the working directory of seat {} ({}); each "
+                                    "seat needs its own (its journal lives in "
+                                    "<cwd>/.shoal): pass another --cwd",
+                                    profile.cwd, s.profile.name, s.profile.principal.dotForm()));
+    }
+  }
+  struct stat st {};
+  if (::stat(profile.cwd.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) return Status::ok();
+    return invalidArgument("bad-cwd", profile.cwd + " is not a directory");
+  }
+  if (!create) {
+    return invalidArgument("bad-cwd", "no such directory: " + profile.cwd +
+                                          " (create it, or pass --create-cwd to have it made)");
+  }
+  return FileSystem::posix().createDirs(profile.cwd).status();
+}
 
 std::string DaemonService::openSeat(const ProfileSnapshot& snapshot) {
   const SeatProfile& profile = snapshot.profile;
@@ -323,15 +350,23 @@ Result<std::string> DaemonService::handle(const ControlRequest& request) {
     return json::serialize(o);
   }
   if (request.op == "seat.add") {
+    // args: a seat profile without lifecycleUid, plus createCwd (make a missing cwd).
     if (args.contains("lifecycleUid")) {
       return invalidArgument("unknown-argument", "the daemon mints a seat's lifecycle uid");
     }
     SHOAL_ASSIGN_OR_RETURN(std::string uid, newLifecycleUid());
     args["lifecycleUid"] = uid;
+    bool createCwd = false;
+    if (const json::value* c = args.if_contains("createCwd")) {
+      if (!c->is_bool()) return invalidArgument("bad-argument", "createCwd is true or false");
+      createCwd = c->as_bool();
+      args.erase("createCwd");
+    }
     SHOAL_ASSIGN_OR_RETURN(SeatProfile profile, decodeSeatProfile(json::serialize(args)));
     // A seat that could never start is refused now, not parked later.
     const char* path = std::getenv("PATH");
     SHOAL_RETURN_IF_ERROR(checkRuntimeProgram(profile, path != nullptr ? path : ""));
+    SHOAL_RETURN_IF_ERROR(checkSeatCwd(profile, createCwd));
     SHOAL_ASSIGN_OR_RETURN(ProfileSnapshot created, store_->create(profile));
     log::info("daemon: added seat {} ({}) at revision {}", created.profile.name,
               created.profile.principal.dotForm(), created.revision);

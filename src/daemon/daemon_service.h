@@ -96,6 +96,9 @@ class DaemonService {
   // Opens the seat of `snapshot` as its state says (if not open and sealed here); the note says
   // why it does not run. A transient failure schedules a retry.
   std::string openSeat(const ProfileSnapshot& snapshot);
+  // A new seat's cwd: an existing directory (or made now when `create`), and no other seat's —
+  // two seats in one cwd would share one journal file (`bad-cwd`, `cwd-in-use`).
+  Status checkSeatCwd(const SeatProfile& profile, bool create);
   // The control thread's tick: opens again the seats whose retry is due.
   void retryOpens();
   Result<std::string> setState(const wire::Principal& id, DesiredState state);

@@ -4,6 +4,7 @@
 #include <boost/json.hpp>
 #include <sys/stat.h>
 
+#include "base/file_system.h"
 #include "testing/eventually.h"
 #include "testing/managed_space.h"
 #include "testing/temp_dir.h"
@@ -58,9 +59,34 @@ TEST_F(DaemonServiceTest, SocketIsOwnerOnly) {
   EXPECT_EQ(st.st_mode & 0777, 0700u);
 }
 
+// A seat's cwd must exist (or be made on request), and no two seats share one: they would share
+// one journal file, and the second would fail to open with a lock error.
+TEST_F(DaemonServiceTest, ACwdMustExistAndBelongToOneSeat) {
+  auto add = [&](const std::string& id, const std::string& cwd, bool create) {
+    return call("seat.add", R"({"name":")" + id + R"(","id":"local.)" + id +
+                                R"(","runtime":"exec","command":["/bin/cat"],"cwd":")" + cwd +
+                                R"(",)" + (create ? R"("createCwd":true,)" : "") +
+                                R"("channels":[],"env":[]})");
+  };
+  const std::string missing = dir_->join("not/there/yet");
+  auto refused = add("one", missing, false);
+  EXPECT_EQ(refused.status().reason(), "bad-cwd");
+  EXPECT_NE(refused.status().message().find("--create-cwd"), std::string::npos);
+  EXPECT_FALSE(FileSystem::posix().exists(missing));
+  EXPECT_EQ(call("seat.list")->as_array().size(), 0u);
+  EXPECT_EQ(add("one", "/etc/hostname", false).status().reason(), "bad-cwd");
+
+  ASSERT_TRUE(add("one", missing, true).isOk());
+  EXPECT_TRUE(FileSystem::posix().exists(missing));
+  auto shared = add("two", missing, false);
+  EXPECT_EQ(shared.status().reason(), "cwd-in-use");
+  EXPECT_NE(shared.status().message().find("local.one"), std::string::npos);
+  EXPECT_EQ(call("seat.list")->as_array().size(), 1u);
+}
+
 TEST_F(DaemonServiceTest, AddListShowRemove) {
   auto added = call("seat.add", R"({"name":"Reviewer","id":"local.reviewer","runtime":"exec",)"
-                                R"("command":["/bin/cat"],"cwd":")" +
+                                R"("command":["/bin/cat"],"createCwd":true,"cwd":")" +
                                     dir_->join("reviewer") +
                                     R"(","role":"reviewer",)"
                                     R"("channels":["team.backend"],"env":[]})");
@@ -98,7 +124,7 @@ TEST_F(DaemonServiceTest, AddListShowRemove) {
 // A registered exec seat runs; stop and start control it; the status reports it.
 TEST_F(DaemonServiceTest, SeatsRunAndAreControlled) {
   auto added = call("seat.add", R"({"name":"Echo","id":"local.echo","runtime":"exec",)"
-                                R"("command":["/bin/cat"],"cwd":")" +
+                                R"("command":["/bin/cat"],"createCwd":true,"cwd":")" +
                                     dir_->join("echo") + R"(","channels":[],"env":[]})");
   ASSERT_TRUE(added.isOk()) << added.status().toString();
   EXPECT_TRUE(added->at("running").as_bool()) << json::serialize(*added);
@@ -132,8 +158,8 @@ TEST_F(DaemonServiceTest, SeatsRunAndAreControlled) {
   for (const char* command : {R"(["/nonexistent/opencode","serve"])"}) {
     auto broken =
         call("seat.add", std::string(R"({"name":"C","id":"local.c","runtime":"opencode",)") +
-                             R"("command":)" + command + R"(,"cwd":")" + dir_->join("c") +
-                             R"(","channels":[],"env":[]})");
+                             R"("command":)" + command + R"(,"createCwd":true,"cwd":")" +
+                             dir_->join("c") + R"(","channels":[],"env":[]})");
     ASSERT_FALSE(broken.isOk());
     EXPECT_EQ(broken.status().reason(), "runtime-missing");
     EXPECT_NE(broken.status().message().find("npm install -g opencode-ai"), std::string::npos)
@@ -146,7 +172,7 @@ TEST_F(DaemonServiceTest, SeatsRunAndAreControlled) {
 // unknown seat has none, and the error says so.
 TEST_F(DaemonServiceTest, SeatMcpNamesTheConfigOfAnOpenSeatOnly) {
   auto added = call("seat.add", R"({"name":"Echo","id":"local.echo","runtime":"exec",)"
-                                R"("command":["/bin/cat"],"cwd":")" +
+                                R"("command":["/bin/cat"],"createCwd":true,"cwd":")" +
                                     dir_->join("echo") + R"(","channels":[],"env":[]})");
   ASSERT_TRUE(added.isOk()) << added.status().toString();
   auto mcp = call("seat.mcp", R"({"id":"local.echo"})");

@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 
+#include <fmt/format.h>
+
 #include "wire/token.h"
 
 namespace shoal::supervisor {
@@ -24,8 +26,16 @@ Result<MeshPaths> MeshPaths::resolve(std::string_view space) {
                               "cannot place Shoal's files: set HOME (or XDG_DATA_HOME and "
                               "XDG_STATE_HOME) to an absolute path");
   }
+  // The name becomes file names and subject tokens: it is refused, never rewritten (a rewrite
+  // would quietly put `../../etc` in a space called `______etc`).
+  if (!wire::isRoutingToken(space) || space.size() > kMaxSpaceNameBytes) {
+    return invalidArgument("bad-space",
+                           fmt::format("the space name `{}` is not one: a space is 1–{} letters, "
+                                       "digits, `_` or `-` (like `main` or `team-a`)",
+                                       space.substr(0, 80), kMaxSpaceNameBytes));
+  }
   MeshPaths p;
-  p.space = wire::sanitizeToken(space);
+  p.space = std::string(space);
   p.dataDir = dataHome + "/shoal/" + p.space;
   p.brokerStoreDir = p.dataDir + "/broker";
   p.stateDir = stateHome + "/shoal";

@@ -12,7 +12,8 @@
 // Every Shoal directory is created 0700 (base/owner_only.h): the broker's store holds every
 // message of the space, the seats' journals their bodies, the secrets dir the keys.
 //
-// The space name is sanitised to a routing token first, so a path can never escape its folder.
+// The space name must already be a routing token of at most 64 bytes ([A-Za-z0-9_-]); anything
+// else is refused (`bad-space`), never rewritten, so a path can never escape its folder.
 //
 // Thread safety: a value type. Reads the environment once, in resolve().
 #pragma once
@@ -42,11 +43,13 @@ struct MeshPaths {
   // is an absolute path, else <stateDir>/run/<space>.sock.
   std::string controlSocket;
 
-  // Fails (kFailedPrecondition) only when neither XDG variables nor HOME are set.
+  // kInvalidArgument `bad-space` for a name that is not a space; kFailedPrecondition `no-home`
+  // when neither XDG variables nor HOME are set.
   static Result<MeshPaths> resolve(std::string_view space);
 };
 
-// The default space.
+// The default space, and the longest name a space may have.
 inline constexpr std::string_view kDefaultSpace = "main";
+inline constexpr size_t kMaxSpaceNameBytes = 64;
 
 }  // namespace shoal::supervisor

@@ -61,10 +61,15 @@ TEST(MeshPaths, DefaultsUnderHome) {
 TEST(MeshPaths, SpaceNameCannotEscape) {
   EnvGuard data("XDG_DATA_HOME", "/d");
   EnvGuard state("XDG_STATE_HOME", "/s");
-  auto p = MeshPaths::resolve("../../etc");
-  ASSERT_TRUE(p.isOk());
-  EXPECT_EQ(p->space, "______etc");
-  EXPECT_EQ(p->dataDir, "/d/shoal/______etc");
+  // Refused, never rewritten into another space's name.
+  for (const std::string& bad :
+       std::vector<std::string>{"../../etc", "", "a b", "a.b", std::string(65, 's')}) {
+    auto p = MeshPaths::resolve(bad);
+    EXPECT_EQ(p.status().reason(), "bad-space") << bad;
+  }
+  auto ok = MeshPaths::resolve(std::string(64, 's'));
+  ASSERT_TRUE(ok.isOk());
+  EXPECT_EQ(ok->dataDir, "/d/shoal/" + std::string(64, 's'));
 }
 
 // With neither HOME nor XDG variables there is nowhere to put files: a clear refusal.

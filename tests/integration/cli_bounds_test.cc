@@ -1,8 +1,11 @@
 // Bounded inputs at the command line (issue 18 items 1 and 4): `shoal send` refuses before
 // publishing what a receiving seat would refuse (a message over the size bound, an empty or
-// whitespace-only text), each with a sentence that names the limit, and nothing is stored.
+// whitespace-only text), each with a sentence that names the limit, and nothing is stored;
+// timeouts out of range, a space name that is not one, a missing or shared seat cwd are refused
+// with their reason before anything happens.
 #include <boost/json.hpp>
 
+#include "base/file_system.h"
 #include "cli_fixture.h"
 #include "wire/message_limits.h"
 
@@ -22,6 +25,15 @@ class CliBoundsTest : public CliTest {
       return {};
     }
     return v.as_object().at("error").as_object();
+  }
+  // `shoal <args>` exactly as given (no --space appended), in this test's HOME.
+  CliRun raw(std::vector<std::string> args) {
+    std::string out = home_->join("raw-out" + std::to_string(runs_));
+    std::string err = home_->join("raw-err" + std::to_string(runs_++));
+    SpawnOptions opts = shoalSpawn({"--version"}, out, err);  // env and outputs only
+    opts.argv = {SHOAL_BINARY};
+    opts.argv.insert(opts.argv.end(), args.begin(), args.end());
+    return runToEnd(opts, out, err, std::chrono::seconds(30));
   }
   std::string reasonOf(const CliRun& run) {
     json::object e = errorOf(run);
@@ -56,6 +68,39 @@ TEST_F(CliBoundsTest, SendRefusesWhatASeatWouldRefuseBeforePublishing) {
   CliRun history = shoal({"history", "--dm", "echo", "--json"});
   ASSERT_EQ(history.code, 0) << history.out << history.err;
   EXPECT_EQ(json::parse(history.out).at("messages").as_array().size(), 1u) << history.out;
+}
+
+TEST_F(CliBoundsTest, RangesNamesAndPathsAreRefusedWithTheirRule) {
+  ASSERT_NO_FATAL_FAILURE(upAndConnect());
+  for (const char* t : {"0", "-1", "1e308", "nan", "soon"}) {
+    CliRun run = shoal({"status", "--timeout", t});
+    EXPECT_EQ(run.code, 2) << t << ": " << run.out << run.err;
+    EXPECT_NE(run.err.find("not a number of seconds more than 0 and at most 3600"),
+              std::string::npos)
+        << t << ": " << run.err;
+  }
+  EXPECT_EQ(shoal({"status", "--timeout", "2.5"}).code, 0);
+
+  // A space name is never rewritten into another one.
+  for (const char* bad : {"../../etc", "a b", "caf\u00e9"}) {
+    CliRun run = raw({"up", "--space", bad, "--json"});
+    EXPECT_EQ(reasonOf(run), "bad-space") << bad << ": " << run.out;
+  }
+  EXPECT_EQ(reasonOf(raw({"status", "--space", std::string(65, 's'), "--json"})), "bad-space");
+  EXPECT_FALSE(FileSystem::posix().exists(home_->join("data/shoal/______etc")));
+
+  // A seat's cwd must exist, or be made on request; two seats never share one.
+  const std::string missing = home_->join("work/not-yet");
+  CliRun noDir = shoal({"seat", "add", "w1", "--cwd", missing, "--json", "--", "/bin/cat"});
+  EXPECT_EQ(reasonOf(noDir), "bad-cwd") << noDir.out;
+  EXPECT_FALSE(FileSystem::posix().exists(missing));
+  CliRun made = shoal({"seat", "add", "w1", "--cwd", missing, "--create-cwd", "--", "/bin/cat"});
+  EXPECT_EQ(made.code, 0) << made.out << made.err;
+  EXPECT_TRUE(FileSystem::posix().exists(missing));
+  CliRun shared = shoal({"seat", "add", "w2", "--cwd", missing, "--json", "--", "/bin/cat"});
+  EXPECT_EQ(reasonOf(shared), "cwd-in-use") << shared.out;
+  CliRun list = shoal({"seat", "list", "--json"});
+  EXPECT_EQ(list.out.find("w2"), std::string::npos) << list.out;
 }
 
 }  // namespace
