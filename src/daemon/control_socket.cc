@@ -48,23 +48,47 @@ bool writeAll(int fd, std::string_view data) {
   return true;
 }
 
-// Reads up to a newline (exclusive) within `limit` bytes and `timeout`.
-Result<std::string> readLine(int fd, size_t limit, std::chrono::milliseconds timeout) {
+struct ReadBounds {
+  size_t limit = kMaxControlRequestBytes;
+  std::chrono::milliseconds timeout{5000};  // for the whole line
+  std::chrono::milliseconds firstByte{0};   // 0: no separate bound
+  int cancelFd = -1;                        // readable: give up (server shutdown)
+};
+
+// Reads up to a newline (exclusive) within the bounds.
+Result<std::string> readLine(int fd, const ReadBounds& bounds) {
   std::string line;
-  auto deadline = std::chrono::steady_clock::now() + timeout;
+  const auto start = std::chrono::steady_clock::now();
+  const auto deadline = start + bounds.timeout;
+  const auto firstDeadline = start + bounds.firstByte;
+  bool anyByte = false;
   char buf[4096];
   while (true) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
+    const auto now = std::chrono::steady_clock::now();
+    if (!anyByte && bounds.firstByte.count() > 0 && now >= firstDeadline) {
+      return deadlineExceeded("control-idle",
+                              "nothing arrived within " + std::to_string(bounds.firstByte.count()) +
+                                  " ms of connecting (a control client sends its request at "
+                                  "once)");
+    }
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
+    if (!anyByte && bounds.firstByte.count() > 0) {
+      left = std::min(left,
+                      std::chrono::duration_cast<std::chrono::milliseconds>(firstDeadline - now));
+    }
     if (left.count() <= 0)
       return deadlineExceeded("control-timeout", "no complete message in time");
-    pollfd p{fd, POLLIN, 0};
-    int ready = ::poll(&p, 1, static_cast<int>(left.count()));
+    pollfd p[2] = {{fd, POLLIN, 0}, {bounds.cancelFd, POLLIN, 0}};
+    int ready = ::poll(p, bounds.cancelFd >= 0 ? 2 : 1, static_cast<int>(left.count()) + 1);
     if (ready < 0 && errno == EINTR) continue;
+    if (bounds.cancelFd >= 0 && (p[1].revents & POLLIN) != 0) {
+      return cancelled("control-shutdown", "the daemon is shutting down");
+    }
     if (ready <= 0) continue;
     ssize_t n = ::recv(fd, buf, sizeof buf, 0);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return unavailable("control-read-failed", std::strerror(errno));
+    anyByte = true;
     if (n == 0) {
       if (line.empty()) return unavailable("control-closed", "the other side closed");
       return line;  // a final line without its newline
@@ -72,9 +96,10 @@ Result<std::string> readLine(int fd, size_t limit, std::chrono::milliseconds tim
     std::string_view chunk(buf, static_cast<size_t>(n));
     size_t nl = chunk.find('\n');
     line.append(chunk.substr(0, nl));
-    if (line.size() > limit) {
-      return resourceExhausted("control-message-too-large",
-                               "a control message is at most " + std::to_string(limit) + " bytes");
+    if (line.size() > bounds.limit) {
+      return resourceExhausted(
+          "control-message-too-large",
+          "a control message is at most " + std::to_string(bounds.limit) + " bytes");
     }
     if (nl != std::string_view::npos) return line;
   }
@@ -181,17 +206,50 @@ ControlServer::~ControlServer() {
 }
 
 void ControlServer::run() {
+  auto last = std::chrono::steady_clock::now();
   while (true) {
     pollfd fds[2] = {{fd_, POLLIN, 0}, {wakeFd_[0], POLLIN, 0}};
     int ready = ::poll(fds, wakeFd_[0] >= 0 ? 2 : 1, 500);
-    if (ready < 0 && errno != EINTR) return;
-    if (wakeFd_[0] >= 0 && (fds[1].revents & POLLIN) != 0) return;
-    if (tick_) tick_();
+    if (ready < 0 && errno != EINTR) break;
+    if (wakeFd_[0] >= 0 && (fds[1].revents & POLLIN) != 0) break;
+    reapConnections();
+    if (tick_ && std::chrono::steady_clock::now() - last >= std::chrono::milliseconds(500)) {
+      last = std::chrono::steady_clock::now();
+      std::lock_guard lock(handlerMu_);
+      tick_();
+    }
     if (ready <= 0 || (fds[0].revents & POLLIN) == 0) continue;
     int client = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (client < 0) continue;
-    serveOne(client);
-    ::close(client);
+    if (connections_.size() >= kMaxControlConnections) {
+      (void)writeAll(client, errorReply(unavailable("control-busy",
+                                                    "the daemon is serving " +
+                                                        std::to_string(kMaxControlConnections) +
+                                                        " control connections; try again")));
+      ::close(client);
+      continue;
+    }
+    auto done = std::make_shared<std::atomic<bool>>(false);
+    connections_.push_back(Connection{std::thread([this, client, done] {
+                                        serveOne(client);
+                                        ::close(client);
+                                        done->store(true);
+                                      }),
+                                      done});
+  }
+  for (auto& c : connections_)
+    c.thread.join();
+  connections_.clear();
+}
+
+void ControlServer::reapConnections() {
+  for (auto it = connections_.begin(); it != connections_.end();) {
+    if (it->done->load()) {
+      it->thread.join();
+      it = connections_.erase(it);
+    } else {
+      ++it;
+    }
   }
 }
 
@@ -202,14 +260,21 @@ void ControlServer::serveOne(int client) {
     log::warn("daemon: refused a control connection from uid {}", cred.uid);
     return;
   }
-  auto line = readLine(client, kMaxControlRequestBytes, std::chrono::seconds(5));
+  ReadBounds bounds;
+  bounds.firstByte = kControlFirstByte;
+  bounds.cancelFd = wakeFd_[0];
+  auto line = readLine(client, bounds);
   std::string reply;
   if (!line.isOk()) {
     reply = errorReply(line.status());
   } else if (auto request = parseRequest(*line); !request.isOk()) {
     reply = errorReply(request.status());
   } else {
-    auto result = handler_(*request);
+    // Requests are read concurrently; they are handled one at a time, and never during a tick.
+    Result<std::string> result = [&] {
+      std::lock_guard lock(handlerMu_);
+      return handler_(*request);
+    }();
     if (result.isOk()) {
       reply = R"({"ok":true,"result":)" + *result + "}\n";
     } else {
@@ -243,7 +308,10 @@ Result<std::string> controlRequest(const std::string& path, const ControlRequest
     ::close(fd);
     return unavailable("control-write-failed", "the daemon closed the control connection");
   }
-  auto reply = readLine(fd, 64 * kMaxControlRequestBytes, timeout);
+  ReadBounds bounds;
+  bounds.limit = 64 * kMaxControlRequestBytes;
+  bounds.timeout = timeout;
+  auto reply = readLine(fd, bounds);
   ::close(fd);
   if (!reply.isOk()) return reply.status();
   json::value v = json::parse(*reply, ec);

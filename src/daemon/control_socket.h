@@ -13,12 +13,16 @@
 // another uid, a close) and changes nothing.
 //
 // ControlServer: binds the path (refusing, with `daemon-running`, when a live server already
-// answers there; removing a stale socket file left by a dead one), then serves connections
-// one at a time on its own thread, handing each parsed request to the handler. The optional
-// `tick` runs on the same thread about every 500 ms, between requests (the daemon's retries).
+// answers there; removing a stale socket file left by a dead one), then accepts on its own
+// thread and reads each connection's request on a thread of its own (at most
+// kMaxControlConnections at once; more get `control-busy`), so a client that connects and
+// sends nothing delays nobody: it gets `control-idle` after kControlFirstByte, and a request
+// must be complete within 5 s. Parsed requests go to the handler one at a time. The optional
+// `tick` runs about every 500 ms, never during a request (the daemon's retries).
 // controlRequest: the client side, with a timeout.
 //
-// Thread safety: the handler runs on the server's thread, one request at a time.
+// Thread safety: the handler and the tick run under one lock, never two at once (on the
+// accept thread and the connection threads).
 // Lifetime: the destructor stops the thread, closes the socket and unlinks the path.
 #pragma once
 
@@ -26,9 +30,11 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include "base/result.h"
 #include "base/status.h"
@@ -36,6 +42,8 @@
 namespace shoal::daemon {
 
 inline constexpr size_t kMaxControlRequestBytes = 1024 * 1024;
+inline constexpr size_t kMaxControlConnections = 32;
+inline constexpr std::chrono::milliseconds kControlFirstByte{1000};
 
 // The socket path for `space` (see above). Creates nothing.
 Result<std::string> controlSocketPath(std::string_view space);
@@ -63,12 +71,20 @@ class ControlServer {
   ControlServer(std::string path, int fd, ControlHandler handler, std::function<void()> tick);
   void run();
   void serveOne(int client);
+  void reapConnections();  // joins the connection threads that finished (accept thread)
+
+  struct Connection {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> done;
+  };
 
   const std::string path_;
   int fd_;
   int wakeFd_[2] = {-1, -1};  // a pipe that ends the accept loop
   ControlHandler handler_;
   std::function<void()> tick_;
+  std::mutex handlerMu_;                 // the handler and the tick, one at a time
+  std::vector<Connection> connections_;  // accept thread only
   std::atomic<uint64_t> served_{0};
   std::thread thread_;
 };

@@ -1,8 +1,13 @@
 // The daemon's control socket and seat registry against a real nats-server.
 #include "daemon/daemon_service.h"
 
+#include <cstdio>
+
 #include <boost/json.hpp>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include "base/file_system.h"
 #include "testing/eventually.h"
@@ -201,6 +206,49 @@ TEST_F(DaemonServiceTest, BadRequestsAreNamedErrors) {
                 .reason(),
             "bad-seat-profile");
   EXPECT_EQ(call("seat.show", "{}").status().reason(), "missing-id");
+}
+
+// Clients that connect and send nothing (or connect by the dozen) delay nobody: `status` is
+// answered at once while they sit there; each idle one is told why it was closed; beyond the
+// connection bound a client is refused by name; shutdown does not wait on them.
+TEST_F(DaemonServiceTest, IdleClientsDoNotHoldTheControlSocket) {
+  auto connectIdle = [&] {
+    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", service_->socketPath().c_str());
+    EXPECT_EQ(::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr), 0);
+    return fd;
+  };
+  std::vector<int> idle;
+  for (size_t i = 0; i < kMaxControlConnections; ++i)
+    idle.push_back(connectIdle());
+  // One more than the bound is refused by name at once.
+  int extra = connectIdle();
+  char buf[512] = {};
+  ssize_t n = ::recv(extra, buf, sizeof buf - 1, 0);
+  EXPECT_GT(n, 0);
+  EXPECT_NE(std::string(buf).find("control-busy"), std::string::npos) << buf;
+  ::close(extra);
+  // The idle ones are told after the first-byte bound; then the socket serves normally.
+  n = ::recv(idle.front(), buf, sizeof buf - 1, 0);
+  ASSERT_GT(n, 0);
+  buf[n] = '\0';
+  EXPECT_NE(std::string(buf).find("control-idle"), std::string::npos) << buf;
+  for (int fd : idle)
+    ::close(fd);
+  EXPECT_TRUE(shoal::testing::eventually([&] { return call("status").isOk(); }));
+
+  // A single idle client beside a real request: the request is answered well before its bound.
+  int one = connectIdle();
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(call("status").isOk());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, kControlFirstByte);
+  // Shutdown with an idle client connected is prompt too.
+  const auto stopAt = std::chrono::steady_clock::now();
+  service_.reset();
+  EXPECT_LT(std::chrono::steady_clock::now() - stopAt, std::chrono::seconds(4));
+  ::close(one);
 }
 
 TEST_F(DaemonServiceTest, SecondDaemonOnTheSocketIsRefused) {

@@ -1,6 +1,8 @@
 #include "supervisor/mesh_paths.h"
 
 #include <cstdlib>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
