@@ -5,12 +5,9 @@
 #include "daemon/peer_text.h"
 
 namespace shoal::cli {
-namespace {
 
-// One line of peer text made safe for a terminal: a newline becomes "\n"; every other
-// character the seat's presentation escapes (controls, bidi, zero-width, tags, invalid UTF-8:
-// daemon/peer_text.h) is shown as its visible escape.
-std::string printable(const std::string& text) {
+// Invalid UTF-8 shows as U+FFFD; the escapes are daemon/peer_text.h's.
+std::string printablePeerText(const std::string& text) {
   std::string out;
   out.reserve(text.size());
   for (size_t i = 0; i < text.size();) {
@@ -29,27 +26,25 @@ std::string printable(const std::string& text) {
   return out;
 }
 
-}  // namespace
-
 std::string messageText(const wire::CotalMessage& message) {
   std::string out;
   for (const auto& part : message.parts) {
     if (!out.empty()) out += " ";
     if (const auto* t = std::get_if<wire::TextPart>(&part)) {
-      out += printable(t->text);
+      out += printablePeerText(t->text);
     } else if (std::holds_alternative<wire::DataPart>(part)) {
       out += "[data]";
     } else if (const auto* a = std::get_if<wire::ArtifactPart>(&part)) {
-      out += fmt::format("[artifact {} {} bytes]", printable(a->name), a->size);
+      out += fmt::format("[artifact {} {} bytes]", printablePeerText(a->name), a->size);
     } else if (const auto* e = std::get_if<wire::ExtensionPart>(&part)) {
-      out += "[" + printable(e->kind) + "]";
+      out += "[" + printablePeerText(e->kind) + "]";
     }
   }
   return out;
 }
 
 std::string senderLabel(const wire::CotalMessage& message) {
-  return fmt::format("{} ({})", printable(message.from.name), message.from.id);
+  return fmt::format("{} ({})", printablePeerText(message.from.name), message.from.id);
 }
 
 std::string trafficLine(wire::DeliveryKind kind, const wire::CotalMessage& message,

@@ -12,6 +12,9 @@ namespace shoal::cli {
 
 // The message's parts as one line of text.
 std::string messageText(const wire::CotalMessage& message);
+// One line of peer text made safe for a terminal: a newline shows as "\n", every character the
+// seat's presentation escapes (controls, bidi, zero-width, tags) as its visible escape.
+std::string printablePeerText(const std::string& text);
 // `name (id)`.
 std::string senderLabel(const wire::CotalMessage& message);
 // One traffic line: `dm alice (id) → local.bob: text`, `#team.backend alice (id): text @bob`,

@@ -21,8 +21,20 @@ std::vector<SeatTrouble> seatsNotRunning(const json::array& seats) {
     const std::string desired = text("desired");
     const std::string state = text("state");
     const bool notOpen = desired != "stopped" && state == "stopped";
-    if (!notOpen && state != "parked") continue;
+    const json::value* journal = s.if_contains("journal");
+    const bool poisoned = journal != nullptr && journal->is_object();
+    if (!notOpen && state != "parked" && !poisoned) continue;
     std::string note = text("note");
+    if (poisoned) {
+      const json::object& j = journal->as_object();
+      const json::value* poison = j.if_contains("poisoned");
+      note = fmt::format(
+          "journal poisoned since {} ({}); free disk space — the daemon reopens the "
+          "seat by itself",
+          formatClock(j.at("since").to_number<int64_t>()),
+          poison != nullptr && poison->is_string() ? std::string(poison->as_string())
+                                                   : std::string("a failed write"));
+    }
     if (const json::value* f = s.if_contains("openFailure"); f != nullptr && f->is_object()) {
       const json::object& o = f->as_object();
       note = fmt::format("{} ({}); retrying in {} s, attempt {}",

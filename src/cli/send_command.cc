@@ -65,8 +65,19 @@ struct WakeOutcome {
 struct SeatReceipt {
   bool surfaced = false;
   int64_t atMs = 0;
-  std::string reason;  // failed only
+  std::string reason;    // failed only
+  std::string evidence;  // surfaced only: runtime-ack, stdin-read, inbox-page, …
 };
+
+// How a receipt's evidence kind reads in a sentence.
+std::string evidenceWords(const std::string& kind) {
+  if (kind == "runtime-ack") return "the runtime acknowledged it";
+  if (kind == "stdin-read") return "the program read it from its stdin";
+  if (kind == "stdin-write") return "written to the program's stdin";
+  if (kind == "inbox-page") return "an inbox page holding it was written";
+  if (kind == "reconciled") return "found in the runtime's thread";
+  return "";
+}
 
 std::string textField(const json::object& o, const char* key) {
   const auto* f = o.if_contains(key);
@@ -81,6 +92,7 @@ std::optional<std::pair<std::string, SeatReceipt>> parseReceipt(const json::obje
   if (const auto* at = o.if_contains("surfacedAt"); at != nullptr && at->is_number()) {
     r.surfaced = true;
     r.atMs = at->to_number<int64_t>();
+    r.evidence = textField(o, "evidence");
   } else if (const auto* failed = o.if_contains("failedAt");
              failed != nullptr && failed->is_number()) {
     r.atMs = failed->to_number<int64_t>();
@@ -200,6 +212,7 @@ void printReceipt(const mesh::Endpoint& from, const mesh::SendReceipt& r, bool a
       out["surfacedAt"] = surfacedAt ? json::value(*surfacedAt) : json::value(nullptr);
       out["surfacedAfterMs"] =
           surfacedAt ? json::value(*surfacedAt - sentAtMs) : json::value(nullptr);
+      if (seat && seat->surfaced && !seat->evidence.empty()) out["evidence"] = seat->evidence;
       if (seat && !seat->surfaced) {
         out["failedAt"] = seat->atMs;
         out["failReason"] = seat->reason;
@@ -218,8 +231,9 @@ void printReceipt(const mesh::Endpoint& from, const mesh::SendReceipt& r, bool a
                       r.stored.duplicate ? " (duplicate of an earlier publish)" : "",
                       r.stored.messageId, r.note));
   if (surfacedAt) {
-    printOk(fmt::format("surfaced at {} (+{} ms after the send)", formatClock(*surfacedAt),
-                        *surfacedAt - sentAtMs));
+    const std::string how = evidenceWords(seat->evidence);
+    printOk(fmt::format("surfaced at {} (+{} ms after the send{})", formatClock(*surfacedAt),
+                        *surfacedAt - sentAtMs, how.empty() ? "" : "; " + how));
   }
   if (outcome && outcome->result == "replied") {
     printOk(fmt::format("replied at {} (+{} ms; reply {})", formatClock(outcome->atMs),
@@ -342,6 +356,13 @@ int runSend(const SendArgs& args, wire::DeliveryKind kind) {
         fmt::format("not seen surfaced within {}s: the DM is stored (seq {}) and waits for "
                     "{}; see `shoal deliver pending {}`",
                     *waitSeconds, receipt->stored.seq, receipt->target, receipt->target));
+    // What the recipient itself says is wrong (a poisoned journal, a parked runtime, a rate
+    // limit) is the likely reason.
+    if (auto row = me.findPeer(receipt->target);
+        row.isOk() && row->presence.condition && row->presence.condition->message) {
+      printDetail(fmt::format("{} reports: {}", receipt->target,
+                              printablePeerText(*row->presence.condition->message)));
+    }
   }
   return kExitNotConfirmed;
 }

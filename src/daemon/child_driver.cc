@@ -109,6 +109,7 @@ void ChildDriver::readerMain() {
   exited.detail = fault;
   auto status = child_->wait();
   if (status.isOk()) exited.exit = *status;
+  beforeExitEvent();
   emit(std::move(exited));
 }
 

@@ -51,6 +51,9 @@ class ChildDriver : public RuntimeDriver {
   // Kills the group (if kill() did not) and joins the reader: what a subclass destructor calls
   // first, so readOutput() never runs on a half-destroyed subclass. Idempotent.
   void stopChild();
+  // Runs on the reader thread after the child was waited for, just before kExited is emitted:
+  // the last moment to report facts about this generation.
+  virtual void beforeExitEvent() {}
 
   void emit(DriverEvent event);
   // Appends `bytes` to the runtime log (reader thread).

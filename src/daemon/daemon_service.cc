@@ -134,6 +134,10 @@ bool transientOpenFailure(const Status& s) {
     case StatusCode::kDeadlineExceeded:
     case StatusCode::kAborted:
       return true;
+    case StatusCode::kResourceExhausted:  // a full disk: the journal cannot be written yet
+      return s.reason() == "disk-full";
+    case StatusCode::kDataLoss:  // an I/O error writing the journal back
+      return s.reason() == "io-error";
     case StatusCode::kNotFound:
       return s.reason() == "space-not-provisioned";
     default:
@@ -216,7 +220,45 @@ std::string DaemonService::openSeat(const ProfileSnapshot& snapshot) {
   return notes_[id] = seats_[id]->snapshot().note;
 }
 
+void DaemonService::healPoisonedSeats() {
+  const auto now = std::chrono::steady_clock::now();
+  std::vector<std::string> due;
+  for (const auto& [id, seat] : seats_) {
+    if (seat->snapshot().journalPoisoned.empty()) {
+      heals_.erase(id);
+      continue;
+    }
+    PendingOpen& heal = heals_[id];
+    if (heal.attempts == 0) {
+      heal.attempts = 1;
+      heal.nextAt = now + kFirstRetry;  // a moment for the failure to be reported first
+    }
+    if (heal.nextAt <= now) due.push_back(id);
+  }
+  for (const std::string& id : due) {
+    auto principal = wire::parsePrincipal(id);
+    auto snapshot =
+        principal.isOk() ? store_->get(*principal) : Result<ProfileSnapshot>(principal.status());
+    if (!snapshot.isOk()) continue;
+    PendingOpen& heal = heals_[id];
+    log::warn("daemon: seat {}: reopening it to recover its poisoned journal (attempt {})", id,
+              heal.attempts);
+    // Closing ends the runtime; opening re-reads the journal as a daemon restart does, and a
+    // disk still full fails the open, which is retried with backoff like any transient one.
+    seats_.erase(id);
+    (void)openSeat(*snapshot);
+    if (auto it = seats_.find(id);
+        it != seats_.end() && !it->second->snapshot().journalPoisoned.empty()) {
+      ++heal.attempts;
+      heal.nextAt = now + std::min(kMaxRetry, kFirstRetry * (1 << std::min(heal.attempts - 1, 10)));
+    } else {
+      heals_.erase(id);
+    }
+  }
+}
+
 void DaemonService::retryOpens() {
+  healPoisonedSeats();
   const auto now = std::chrono::steady_clock::now();
   std::vector<std::string> due;
   for (const auto& [id, pending] : retries_)
@@ -297,6 +339,10 @@ std::string DaemonService::seatJson(const SeatProfile& profile) {
                  {"inboxRefused", c.inboxRefused},
                  {"inboxDropped", c.inboxDropped},
                  {"note", note}};
+  if (!snap.journalPoisoned.empty()) {
+    o["journal"] =
+        json::object{{"poisoned", snap.journalPoisoned}, {"since", snap.journalPoisonedSinceMs}};
+  }
   if (auto r = retries_.find(id); r != retries_.end()) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         r->second.nextAt - std::chrono::steady_clock::now());

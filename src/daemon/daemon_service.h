@@ -101,6 +101,9 @@ class DaemonService {
   Status checkSeatCwd(const SeatProfile& profile, bool create);
   // The control thread's tick: opens again the seats whose retry is due.
   void retryOpens();
+  // Seats whose journal is poisoned are closed and opened again (backoff 0.5 s doubling to
+  // 30 s) until the journal can be written: a healed disk heals the seat.
+  void healPoisonedSeats();
   Result<std::string> setState(const wire::Principal& id, DesiredState state);
   std::string seatJson(const SeatProfile& profile);
   std::string seatsJson();
@@ -113,6 +116,7 @@ class DaemonService {
     std::chrono::steady_clock::time_point nextAt;
     Status last;
   };
+  std::map<std::string, PendingOpen> heals_;    // by id: seats with a poisoned journal
   std::map<std::string, PendingOpen> retries_;  // by id: transient open failures; control thread
   std::unique_ptr<transport::Connection> conn_;
   std::optional<transport::JetStream> js_;

@@ -2,6 +2,7 @@
 #include "daemon/daemon_service.h"
 
 #include <cstdio>
+#include <cstdlib>
 
 #include <boost/json.hpp>
 #include <sys/socket.h>
@@ -87,6 +88,69 @@ TEST_F(DaemonServiceTest, ACwdMustExistAndBelongToOneSeat) {
   EXPECT_EQ(shared.status().reason(), "cwd-in-use");
   EXPECT_NE(shared.status().message().find("local.one"), std::string::npos);
   EXPECT_EQ(call("seat.list")->as_array().size(), 1u);
+}
+
+// A full disk poisons a seat's journal (nothing is lost: the DM stays unacknowledged at the
+// broker). Once space is freed the seat heals by itself — no `seat stop`/`seat start` — and the
+// DM surfaces. A real full disk: a tiny tmpfs mounted over the seat's .shoal (needs root).
+TEST_F(DaemonServiceTest, AHealedDiskHealsTheSeat) {
+  const std::string cwd = dir_->join("full");
+  const std::string files = cwd + "/.shoal";
+  ASSERT_TRUE(FileSystem::posix().createDirs(files).isOk());
+  if (std::system(("mount -t tmpfs -o size=512k tmpfs " + files + " 2>/dev/null").c_str()) != 0)
+    GTEST_SKIP() << "mounting a tmpfs needs root; the full-disk test cannot run here";
+  struct Unmount {
+    std::string path;
+    ~Unmount() { (void)!std::system(("umount -l " + path).c_str()); }
+  } unmount{files};
+  auto added = call("seat.add", R"({"name":"Full","id":"local.full","runtime":"exec",)"
+                                R"("command":["/bin/cat"],"cwd":")" +
+                                    cwd + R"(","channels":[],"env":[]})");
+  ASSERT_TRUE(added.isOk()) << added.status().toString();
+  auto row = [&]() -> json::object {
+    auto st = call("status");
+    if (!st.isOk()) return {};
+    for (const auto& s : st->at("seats").as_array())
+      if (s.at("id").as_string() == "local.full") return s.as_object();
+    return {};
+  };
+  ASSERT_TRUE(shoal::testing::eventually([&] { return row()["running"] == true; }));
+
+  // Fill the disk, then send.
+  const std::string filler = files + "/filler";
+  (void)!std::system(("dd if=/dev/zero of=" + filler + " bs=4k 2>/dev/null").c_str());
+  auto alice = openSender("alice");
+  ASSERT_NE(alice, nullptr);
+  ASSERT_TRUE(alice->sendDirect("local.full", "written while the disk was full").isOk());
+  std::string seen;
+  ASSERT_TRUE(shoal::testing::eventually(
+      [&] {
+        json::object r = row();
+        seen = json::serialize(r);
+        if (auto* j = r.if_contains("journal"))
+          return j->at("poisoned").as_string().find("disk-full") != std::string::npos;
+        if (auto* f = r.if_contains("openFailure")) return f->at("reason") == "disk-full";
+        return false;
+      },
+      std::chrono::seconds(20)))
+      << seen;
+
+  // Free the space: the seat comes back by itself and the DM surfaces, once.
+  ASSERT_EQ(::unlink(filler.c_str()), 0);
+  ASSERT_TRUE(shoal::testing::eventually(
+      [&] {
+        return FileSystem::posix()
+                   .readFile(files + "/runtime.log")
+                   .valueOr("")
+                   .find("written while the disk was full") != std::string::npos;
+      },
+      std::chrono::seconds(45)))
+      << json::serialize(row());
+  json::object healed = row();
+  EXPECT_EQ(healed.count("journal"), 0u) << json::serialize(healed);
+  EXPECT_EQ(healed.count("openFailure"), 0u) << json::serialize(healed);
+  EXPECT_EQ(healed["running"], true);
+  alice.reset();
 }
 
 TEST_F(DaemonServiceTest, AddListShowRemove) {

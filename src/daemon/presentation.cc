@@ -320,11 +320,13 @@ RenderedBlock renderDeliveryBlock(const PresentationInput& input, const SeatIden
 
   std::string body;
   TailNotes notes;
+  std::vector<size_t> bodyEnds;
   block.outcomes.assign(items.size(), ItemOutcome::kOmitted);
   for (size_t i = 0; i < items.size(); ++i) {
     RenderedItem rendered = renderItem(items[i], self, limits.maxItemTextBytes);
     if (i > 0 && body.size() + rendered.text.size() > room) break;
     body += rendered.text;
+    bodyEnds.push_back(body.size());
     block.outcomes[i] = rendered.truncated ? ItemOutcome::kTruncated : ItemOutcome::kShown;
     notes.historical = notes.historical || items[i].historical;
     notes.repeat = notes.repeat || items[i].possibleRepeat;
@@ -335,6 +337,8 @@ RenderedBlock renderDeliveryBlock(const PresentationInput& input, const SeatIden
   block.text = header(items, block.taken, self);
   block.text += kPreamble;
   block.text += "\n";
+  for (size_t end : bodyEnds)
+    block.itemEnds.push_back(block.text.size() + end);
   block.text += body;
   if (block.taken < items.size()) block.text += omission(items.size() - block.taken);
   block.text += "\n";

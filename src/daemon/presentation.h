@@ -126,6 +126,7 @@ struct RenderedBlock {
   std::string text;                   // empty iff the input has no items
   std::vector<ItemOutcome> outcomes;  // one per input item, same order
   size_t taken = 0;                   // items in `text`: always the first `taken` of the input
+  std::vector<size_t> itemEnds;       // the byte of `text` just after each taken item
 };
 
 // Renders the block for `input` (format above). An empty input gives an empty text: there is

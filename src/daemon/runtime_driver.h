@@ -8,8 +8,10 @@
 // them for its gate thread).
 //
 //   kAck          the runtime acknowledged it read handoff `handoffId` (Claude: the replayed
-//                 user message with our uuid, or `command_lifecycle` started) — the surfaced
-//                 boundary for runtimes that are not `surfacedOnWrite`
+//                 user message with our uuid, or `command_lifecycle` started; exec: its last
+//                 byte left the stdin pipe, or — `bytesRead` — only that many of its bytes had
+//                 when the program ended) — the surfaced boundary for runtimes that are not
+//                 `surfacedOnWrite`
 //   kTurnStarted  the runtime began a turn (working)
 //   kTurnEnded    the runtime's authoritative turn end; `isError` + `detail` when it reported
 //                 an error result (the wake failed). A compaction (compact()) ends with one
@@ -64,8 +66,11 @@ struct DriverEvent {
   Kind kind = Kind::kWork;
   uint64_t generation = 0;
   std::string handoffId;  // kAck
-  bool isError = false;   // kTurnEnded
-  std::string detail;     // kTurnEnded (error text), kExited (transport fault), kCondition
+  // kAck from a surfacedOnRead driver whose Process ended (or was stopped) part way through
+  // the handoff: how many of its bytes were read. nullopt: all of them.
+  std::optional<size_t> bytesRead;
+  bool isError = false;  // kTurnEnded
+  std::string detail;    // kTurnEnded (error text), kExited (transport fault), kCondition
   std::optional<wire::PresenceCondition> condition;  // kCondition, kTurnEnded with isError
   std::optional<ExitStatus> exit;                    // kExited
   std::vector<std::string> clientIds;                // kReconciled
@@ -111,6 +116,11 @@ class RuntimeDriver {
   // True: a complete write is the surfaced boundary (raw stdin). False: the runtime
   // acknowledges each handoff (kAck) and ends turns (kTurnEnded).
   virtual bool surfacedOnWrite() const = 0;
+  // The surfaced boundary is the runtime reading the handoff's last byte from its stdin: the
+  // driver reports kAck (`detail` "stdin-read") once the pipe holds none of its bytes, and a
+  // handoff still unread when the Process ends fails (`runtime-exited-before-reading`). No
+  // turns: the seat may hand the next block over at once.
+  virtual bool surfacedOnRead() const { return false; }
   // True: no handoff before kReady (the driver started a readiness handshake at launch).
   virtual bool needsReady() const { return false; }
   // True: a handoff may be written while a turn runs (Codex `turn/steer`); it is acknowledged

@@ -32,6 +32,7 @@
 #include "daemon/stored_delivery.h"
 #include "daemon/wake_events.h"
 #include "journal/ownership_journal.h"
+#include "journal/reasons.h"
 #include "mcp/server.h"
 #include "mesh/endpoint.h"
 #include "mesh/presence_publisher.h"
@@ -182,6 +183,7 @@ struct ActiveHandoff {
   std::string id;  // the uuid the runtime acknowledges
   std::vector<Handed> owners;
   bool acked = false;
+  std::vector<size_t> ends;  // surfacedOnRead: the byte of the block after each owner's item
 };
 
 enum class Retiring { kNone, kSleep, kStop };
@@ -308,6 +310,11 @@ class Seat::Impl {
   void settleFailed(std::vector<Handed> owners, const std::string& reason);
   // Inflight owners the current runtime can no longer acknowledge end failed (`reason`).
   void failInflight(const std::string& reason);
+  // Handoffs a surfacedOnRead runtime never read (it exited, or was stopped): failed, the
+  // reason saying so (`how`: "exited (code 1)", "was stopped").
+  void failUnread(const std::string& how);
+  // A surfacedOnRead runtime read `bytesRead` bytes of handoff `h` (nullopt: all of it).
+  void readFromStdin(ActiveHandoff& h, std::optional<size_t> bytesRead);
   void event(WakeEvent e);
   // Publishes visible-reply outcomes and keeps them for the snapshot (any thread).
   void publishResults(const std::vector<WakeResult>& results, uint64_t generation);
@@ -332,6 +339,11 @@ class Seat::Impl {
     toFinish_.emplace_back(std::move(done), std::move(status));
   }
   int64_t wallMs() const { return Clock::real().wallMs(); }
+  // When the journal was first seen poisoned (set once; a reopened seat starts healthy).
+  int64_t poisonedSince() const;
+  // A mutation was refused as `journal-poisoned`: said once, in the note, log and presence.
+  void journalPoisoned(const Status& why);
+  mutable std::atomic<int64_t> poisonedSinceMs_{0};
 
   const SeatOptions options_;
   std::unique_ptr<journal::OwnershipJournal> journal_;
@@ -376,6 +388,8 @@ class Seat::Impl {
   // Handoffs steered into the running turn (drivers that steersMidTurn(): Codex turn/steer),
   // each acknowledged on its own; they end with the turn.
   std::vector<ActiveHandoff> steers_;
+  // Handoffs written whole to a surfacedOnRead runtime whose last byte it has not read yet.
+  std::vector<ActiveHandoff> unread_;
   std::deque<std::string> foreground_;
   Retiring retiring_ = Retiring::kNone;
   TimePoint retireDeadline_{};
@@ -508,7 +522,7 @@ Status Seat::Impl::open() {
   for (const auto& t : journal_->view().tombstones) {
     if (t.stateSinceMs < recent || t.target.empty()) continue;
     if (t.state == journal::OwnerState::kSurfaced) {
-      (void)wake_->surfaced(t.id, t.target, t.stateSinceMs);
+      (void)wake_->surfaced(t.id, t.target, t.stateSinceMs, evidenceKind(t.reason));
     } else {
       (void)wake_->failed(t.id, t.target, t.reason, t.stateSinceMs);
     }
@@ -828,8 +842,12 @@ mesh::HandlerVerdict Seat::Impl::refusedByJournal(const mesh::Delivery& d, const
               why.toString(), log::heldBackSuffix(*held));
   }
   if (kind == RefusalKind::kTransient) {
-    // A race lost every time is no journal trouble worth a note.
-    if (why.code() != StatusCode::kAborted) note("journal write failed: " + why.toString());
+    if (why.reason() == journal::reason::kPoisoned || !journal_->poisonStatus().isOk()) {
+      journalPoisoned(why);
+    } else if (why.code() != StatusCode::kAborted) {
+      // A race lost every time is no journal trouble worth a note.
+      note("journal write failed: " + why.toString());
+    }
     return mesh::HandlerVerdict::kRetryLater;  // nak'ed with backoff: the broker redelivers it
   }
   // It can never be admitted: ended at the broker, and its sender hears why.
@@ -1018,8 +1036,44 @@ SeatSnapshot Seat::Impl::snapshot() const {
       if (journal::isInflight(r.state)) ++out.inflight;
     }
     out.resumeSafe = view.resumeSafety.safe;
+    if (Status poison = journal_->poisonStatus(); !poison.isOk()) {
+      out.journalPoisoned = poison.toString();
+      out.journalPoisonedSinceMs = poisonedSince();
+    }
   }
   return out;
+}
+
+int64_t Seat::Impl::poisonedSince() const {
+  int64_t since = poisonedSinceMs_.load();
+  if (since != 0) return since;
+  const int64_t now = wallMs();
+  return poisonedSinceMs_.compare_exchange_strong(since, now) ? now : since;
+}
+
+void Seat::Impl::journalPoisoned(const Status& why) {
+  const bool first = poisonedSinceMs_.load() == 0;
+  const int64_t since = poisonedSince();
+  if (!first) return;
+  Status cause = journal_->poisonStatus();
+  const std::string text = fmt::format(
+      "journal poisoned ({}) since {}: {}; free space where the seat keeps it ({}), and the daemon "
+      "reopens the seat by itself (or `shoal seat stop` then `shoal seat start`)",
+      cause.reason() == "disk-full" || why.message().find("disk-full") != std::string_view::npos
+          ? "disk full"
+          : "a failed write",
+      formatTimestamp(static_cast<double>(since)), cause.isOk() ? why.toString() : cause.toString(),
+      seatFilesDir(profile_.cwd));
+  log::error("seat {}: {}", profile_.principal.dotForm(), text);
+  note(text);
+  wire::PresenceCondition c;
+  c.code = wire::ConditionCode::kFailed;
+  c.source = "journal-poisoned";
+  c.message = text;
+  presence([c](mesh::PresencePublisher& p) {
+    (void)p.setStatus(wire::PresenceStatus::kWaiting);
+    p.setCondition(c);
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1347,16 +1401,25 @@ void Seat::Impl::onDriver(const DriverEvent& e) {
   if (driver_ == nullptr || e.generation != generation_) return;  // a retired generation
   switch (e.kind) {
     case DriverEvent::Kind::kAck:
+      for (auto it = unread_.begin(); it != unread_.end(); ++it) {
+        if (it->id == e.handoffId) {
+          readFromStdin(*it, e.bytesRead);
+          if (it->owners.empty()) unread_.erase(it);
+          return;
+        }
+      }
       if (handoff_ && !handoff_->acked && e.handoffId == handoff_->id) {
         handoff_->acked = true;
-        settleSurfaced(handoff_->owners, "the runtime acknowledged handoff " + handoff_->id,
+        settleSurfaced(handoff_->owners,
+                       "runtime-ack: the runtime acknowledged handoff " + handoff_->id,
                        handoff_->id);
         if (driver_->steersMidTurn()) dispatch();  // directed mail waiting may join the turn
       }
       for (auto& steer : steers_) {
         if (steer.acked || e.handoffId != steer.id) continue;
         steer.acked = true;
-        settleSurfaced(steer.owners, "the runtime acknowledged handoff " + steer.id + " mid-turn",
+        settleSurfaced(steer.owners,
+                       "runtime-ack: the runtime acknowledged handoff " + steer.id + " mid-turn",
                        steer.id);
         dispatch();  // the next directed arrival may go in now
       }
@@ -1543,7 +1606,7 @@ bool Seat::Impl::canSteer() const {
 // One handoff. False when nothing more can go out now.
 bool Seat::Impl::dispatchOne() {
   const bool steering = handoff_.has_value();
-  const bool tracksReplies = !driver_->surfacedOnWrite();
+  const bool tracksReplies = !driver_->surfacedOnWrite() && !driver_->surfacedOnRead();
   // The owner bound (seed 004 §3.1): with this many replies outstanding, nothing more goes in
   // until a turn end settles them.
   if (tracksReplies && ledger_.full()) return false;
@@ -1672,6 +1735,10 @@ bool Seat::Impl::dispatchOne() {
         back.add(journal::Requeue{o.id, o.token, "the runtime took no byte"});
       auto requeued = journal_->commit(std::move(back));
       if (!requeued.isOk()) settleFailed(owners, "requeue-failed: " + requeued.status().toString());
+    } else if (driver_->surfacedOnRead()) {
+      // What the program read whole before it went is surfaced (the driver says how much,
+      // at the end of the generation); the rest fails then, never replayed.
+      unread_.push_back(ActiveHandoff{handoff.handoffId, std::move(owners), false, block.itemEnds});
     } else {
       settleFailed(owners,
                    "partial-stdin-write: the runtime may have read part of it; never "
@@ -1682,14 +1749,17 @@ bool Seat::Impl::dispatchOne() {
     return false;
   }
   if (driver_->surfacedOnWrite()) {
-    settleSurfaced(std::move(owners), "written to the runtime's stdin", handoff.handoffId);
+    settleSurfaced(std::move(owners), "stdin-write: written to the runtime's stdin",
+                   handoff.handoffId);
     return true;
   }
   journal::Transaction unknown;
   for (const auto& o : owners) {
     unknown.add(journal::MarkOutcomeUnknown{
         o.id, o.token, std::nullopt,
-        "written; awaiting the runtime's acknowledgement of " + handoff.handoffId});
+        driver_->surfacedOnRead()
+            ? fmt::format("written to the runtime's stdin at {}; awaiting its read", wallMs())
+            : "written; awaiting the runtime's acknowledgement of " + handoff.handoffId});
   }
   auto marked = journal_->commit(std::move(unknown));
   if (marked.isOk()) {
@@ -1700,11 +1770,15 @@ bool Seat::Impl::dispatchOne() {
     log::warn("seat {}: recording a handoff as written: {}", profile_.principal.dotForm(),
               marked.status().toString());
   }
+  if (driver_->surfacedOnRead()) {
+    unread_.push_back(ActiveHandoff{handoff.handoffId, std::move(owners), false, block.itemEnds});
+    return true;  // no turn: the next block may follow at once
+  }
   if (steering) {
-    steers_.push_back(ActiveHandoff{handoff.handoffId, std::move(owners), false});
+    steers_.push_back(ActiveHandoff{handoff.handoffId, std::move(owners), false, {}});
     return false;
   }
-  handoff_ = ActiveHandoff{handoff.handoffId, std::move(owners), false};
+  handoff_ = ActiveHandoff{handoff.handoffId, std::move(owners), false, {}};
   presence([](mesh::PresencePublisher& p) { p.beginTurn(); });
   return false;
 }
@@ -1803,6 +1877,7 @@ void Seat::Impl::unexpectedExit(const DriverEvent& e) {
                                          record.runtime.sessionId});
     }
   }
+  failUnread("exited (" + how + ")");
   failInflight("no-read-reconciliation: the runtime exited (" + how +
                ") before acknowledging it; it cannot say whether it read it");
   finalCheck("the runtime exited (" + how + ") before answering");
@@ -2037,6 +2112,7 @@ void Seat::Impl::finishRetire() {
     reconcileAt_.reset();
     reconcileReadDeadline_.reset();
     reconcileSince_.reset();
+    failUnread("was stopped");
     failInflight("stopped-before-ack: the runtime was stopped before acknowledging it");
     finalCheck(handoff_ ? "the seat stopped before the turn ended" : "");
     if (handoff_) {
@@ -2079,6 +2155,39 @@ void Seat::Impl::finishRetire() {
     onCommand(e);
 }
 
+void Seat::Impl::readFromStdin(ActiveHandoff& h, std::optional<size_t> bytesRead) {
+  // Whole messages the bytes read cover are surfaced; the rest stay unread (and fail when the
+  // generation ends: the program saw, at most, part of them).
+  std::vector<Handed> read;
+  std::vector<Handed> rest;
+  std::vector<size_t> restEnds;
+  for (size_t i = 0; i < h.owners.size(); ++i) {
+    const size_t end = i < h.ends.size() ? h.ends[i] : SIZE_MAX;
+    if (!bytesRead || end <= *bytesRead) {
+      read.push_back(std::move(h.owners[i]));
+    } else {
+      rest.push_back(std::move(h.owners[i]));
+      restEnds.push_back(end);
+    }
+  }
+  if (!read.empty()) {
+    settleSurfaced(std::move(read),
+                   "stdin-read: the runtime read it from its stdin (handoff " + h.id + ")", h.id);
+  }
+  h.owners = std::move(rest);
+  h.ends = std::move(restEnds);
+}
+
+void Seat::Impl::failUnread(const std::string& how) {
+  for (auto& h : unread_) {
+    settleFailed(std::move(h.owners),
+                 "runtime-exited-before-reading: the runtime " + how +
+                     " before reading it from its stdin (its bytes were still in the pipe); "
+                     "never replayed");
+  }
+  unread_.clear();
+}
+
 void Seat::Impl::failInflight(const std::string& reason) {
   std::vector<Handed> inflight;
   for (const auto& record : journal_->view().live) {
@@ -2111,7 +2220,8 @@ void Seat::Impl::settleSurfaced(std::vector<Handed> owners, const std::string& h
   count(&SeatCounters::surfaced, owners.size());
   std::vector<WakeResult> earlyReplies;
   for (const auto& o : owners) {
-    if (wake_->surfaced(o.id, o.sender, now).isOk()) count(&SeatCounters::receipts);
+    if (wake_->surfaced(o.id, o.sender, now, evidenceKind(how)).isOk())
+      count(&SeatCounters::receipts);
     if (o.replyKey.empty()) continue;
     // Answered already (the reply beat this acknowledgement): its result is out at once.
     if (auto early = ledger_.add(ReplyRow{o.id, o.replyTarget, o.replyKey, o.replySeq, wakeToken}))
@@ -2187,7 +2297,7 @@ void Seat::Impl::claimInbox(InboxRequest& request, int attempt) {
   const size_t waiting = queued.size();
   if (queued.size() > request.limit) queued.resize(request.limit);
 
-  const bool tracksReplies = !driver_->surfacedOnWrite();
+  const bool tracksReplies = !driver_->surfacedOnWrite() && !driver_->surfacedOnRead();
   PresentationInput input;
   std::vector<journal::OwnershipRecord> page;
   std::vector<InboxClaim> claims;
@@ -2312,7 +2422,8 @@ void Seat::Impl::inboxWritten(const std::vector<std::string>& receipts, uint64_t
     std::vector<Handed> owners;
     for (auto& c : acked)
       owners.push_back(Handed{c.id, c.token, c.sender, c.replyTarget, c.replyKey, c.replySeq});
-    settleSurfaced(std::move(owners), "an inbox page carrying its receipt was written whole",
+    settleSurfaced(std::move(owners),
+                   "inbox-page: an inbox page carrying its receipt was written whole",
                    "inbox:" + acked.front().receipt);
   }
   leases_.handled(receipts.size());  // the lifecycle-mutation lease ends here

@@ -185,6 +185,11 @@ struct SeatSnapshot {
   // the journal marks it safe to resume without reconciling (seed 004 §1.1).
   std::string session;
   bool resumeSafe = false;
+  // The failed write that poisoned the seat's journal ("" while it is healthy) and when the
+  // seat first saw it. A poisoned journal refuses every mutation; the daemon reopens the seat
+  // (with backoff) until it can write again (docs/daemon.md, "A full disk").
+  std::string journalPoisoned;
+  int64_t journalPoisonedSinceMs = 0;
 };
 
 class Seat {

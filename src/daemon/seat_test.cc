@@ -4,7 +4,9 @@
 // runtime a killed daemon left behind is ended by the next one.
 #include "daemon/seat.h"
 
+#include <algorithm>
 #include <csignal>
+#include <map>
 
 #include <boost/json.hpp>
 
@@ -107,10 +109,11 @@ TEST_F(SeatTest, DmIsSurfacedOnceWithAReceipt) {
   ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.receipts == 1; }));
   EXPECT_EQ(seat->snapshot().counters.surfaced, 1u);
 
-  // The receipt is stored for the sender.
+  // The receipt is stored for the sender, naming its evidence: cat read it from its stdin.
   auto rcpt = js_->findMessage("WAKE_main", 1, "cotal.main.rcpt.local.alice.>");
   ASSERT_TRUE(rcpt.isOk()) << rcpt.status().toString();
   EXPECT_EQ(rcpt->subject, "cotal.main.rcpt.local.alice.local.reviewer");
+  EXPECT_NE(rcpt->data.find(R"("evidence":"stdin-read")"), std::string::npos) << rcpt->data;
 
   // Restarted on the same journal: nothing is surfaced twice; the next DM still arrives.
   seat->stop();
@@ -160,8 +163,9 @@ TEST_F(SeatTest, InflightOfAPreviousDaemonFailsWithoutReplay) {
 }
 
 // Raw-stdin rules (seed 004 §2.1): a runtime that stops reading fills its pipe; a handoff that
-// got only part of its bytes out is terminal `failed` — it may have been half read — never
-// replayed, and the generation is retired (a new Process takes the next handoffs).
+// got only part of its bytes out is never replayed, and the generation is retired (a new Process
+// takes the next handoffs). What the program read whole of it is surfaced; this one reads
+// nothing, so every message of it fails `runtime-exited-before-reading`.
 TEST_F(SeatTest, PartialStdinWriteFailsTheHandoffAndRetiresTheRuntime) {
   SeatProfile p = profile();
   const std::string agentLog = dir_->join("agent.log");
@@ -181,8 +185,9 @@ TEST_F(SeatTest, PartialStdinWriteFailsTheHandoffAndRetiresTheRuntime) {
         journal::OwnershipJournal::inspect(FileSystem::posix(), seatFilesDir(profile().cwd));
     if (!view.isOk()) return std::string();
     for (const auto& t : view->tombstones) {
+      // The agent read none of it: the handoff cut short by the write timeout fails as unread.
       if (t.state == journal::OwnerState::kFailed &&
-          t.reason.rfind("partial-stdin-write", 0) == 0) {
+          t.reason.rfind("runtime-exited-before-reading", 0) == 0) {
         return t.id;
       }
     }
@@ -201,6 +206,86 @@ TEST_F(SeatTest, PartialStdinWriteFailsTheHandoffAndRetiresTheRuntime) {
   }
   // Nothing the agent logged can show a failed id twice (it reads nothing at all here).
   EXPECT_EQ(occurrences(FileSystem::posix().readFile(agentLog).valueOr(""), failedPartial()), 0u);
+}
+
+// The journal's terminal records, by state.
+struct Ended {
+  std::vector<journal::OwnershipRecord> surfaced, failed;
+};
+Ended endedIn(const std::string& cwd) {
+  Ended out;
+  auto view = journal::OwnershipJournal::inspect(FileSystem::posix(), seatFilesDir(cwd));
+  if (!view.isOk()) return out;
+  for (const auto& t : view->tombstones)
+    (t.state == journal::OwnerState::kSurfaced ? out.surfaced : out.failed).push_back(t);
+  return out;
+}
+
+// A complete write is not "surfaced" for an exec program: bytes that wait in the pipe die with
+// the program. A program that reads nothing holds its DMs unproven, and when it is stopped they
+// fail `runtime-exited-before-reading` — no sender holds a `surfaced` receipt for them.
+TEST_F(SeatTest, DmsAProgramNeverReadFailInsteadOfSurfacing) {
+  SeatProfile p = profile();
+  p.command = {FAKE_STDIN_AGENT_BINARY, "--stop-reading-after", "0"};
+  auto seat = startSeat(p);
+  ASSERT_NE(seat, nullptr);
+  for (int i = 0; i < 5; ++i)
+    ASSERT_TRUE(alice_->sendDirect("local.reviewer", "unread " + std::to_string(i)).isOk());
+  ASSERT_TRUE(eventually([&] {
+    auto view = journal::OwnershipJournal::inspect(FileSystem::posix(), seatFilesDir(p.cwd));
+    if (!view.isOk() || view->live.size() != 5) return false;
+    return std::all_of(view->live.begin(), view->live.end(), [](const auto& r) {
+      return r.state == journal::OwnerState::kOutcomeUnknown;
+    });
+  })) << "the five DMs are written and wait, unread, in the pipe";
+  EXPECT_EQ(seat->snapshot().counters.surfaced, 0u);
+  seat->stop();
+  Ended ended = endedIn(p.cwd);
+  EXPECT_TRUE(ended.surfaced.empty());
+  ASSERT_EQ(ended.failed.size(), 5u);
+  for (const auto& t : ended.failed)
+    EXPECT_EQ(t.reason.rfind("runtime-exited-before-reading: the runtime was stopped", 0), 0u)
+        << t.reason;
+  EXPECT_FALSE(
+      js_->findMessage("WAKE_main", 1, "cotal.main.rcpt.local.alice.>").isOk() &&
+      js_->findMessage("WAKE_main", 1, "cotal.main.rcpt.local.alice.>")->data.find("surfacedAt") !=
+          std::string::npos);
+}
+
+// A program that dies part way through its input: what it read is surfaced, what it never read
+// fails with the reason, nothing it logged is failed and nothing is lost.
+TEST_F(SeatTest, AProgramThatDiesMidInputSurfacesOnlyWhatItRead) {
+  SeatProfile p = profile();
+  const std::string agentLog = dir_->join("agent.log");
+  p.command = {FAKE_STDIN_AGENT_BINARY, "--log", agentLog, "--exit-after", "12"};
+  auto seat = startSeat(p);
+  ASSERT_NE(seat, nullptr);
+  const std::string pad(3000, 'p');
+  std::vector<std::string> ids;
+  std::map<std::string, std::string> textOf;  // by message id
+  for (int i = 0; i < 40; ++i) {
+    const std::string text = "dm-" + std::to_string(i) + "-end";
+    auto sent = alice_->sendDirect("local.reviewer", text + " " + pad);
+    ASSERT_TRUE(sent.isOk());
+    ids.push_back(sent->stored.messageId);
+    textOf[sent->stored.messageId] = text + " ";
+  }
+  ASSERT_TRUE(eventually(
+      [&] {
+        Ended e = endedIn(p.cwd);
+        return e.surfaced.size() + e.failed.size() == ids.size();
+      },
+      std::chrono::seconds(20)))
+      << "every DM ends surfaced or failed";
+  seat->stop();
+  Ended ended = endedIn(p.cwd);
+  const std::string logged = FileSystem::posix().readFile(agentLog).valueOr("");
+  for (const auto& t : ended.failed) {
+    EXPECT_FALSE(t.reason.empty()) << t.id;
+    EXPECT_EQ(logged.find(textOf[t.id]), std::string::npos)
+        << textOf[t.id] << " was read but failed: " << t.reason;
+  }
+  EXPECT_FALSE(ended.surfaced.empty());
 }
 
 // A daemon killed with SIGKILL leaves its runtime running in its own process group; the next

@@ -43,9 +43,21 @@ Status WakeEvents::result(const WakeResult& r, uint64_t generation, int64_t atMs
   return js_.publish(subject, json::serialize(o)).status();
 }
 
-Status WakeEvents::surfaced(const std::string& messageId, const std::string& sender, int64_t atMs) {
+std::string evidenceKind(std::string_view reason) {
+  static constexpr std::string_view kKinds[] = {"runtime-ack", "stdin-read", "stdin-write",
+                                                "inbox-page", "reconciled"};
+  const std::string_view head = reason.substr(0, reason.find(':'));
+  for (std::string_view k : kKinds) {
+    if (head == k) return std::string(k);
+  }
+  return "";
+}
+
+Status WakeEvents::surfaced(const std::string& messageId, const std::string& sender, int64_t atMs,
+                            std::string_view evidence) {
   json::object body{
       {"id", messageId}, {"recipient", seat_.principal.dotForm()}, {"surfacedAt", atMs}};
+  if (!evidence.empty()) body["evidence"] = evidence;
   return receipt("surfaced", messageId, sender, json::serialize(body));
 }
 

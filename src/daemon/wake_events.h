@@ -19,7 +19,11 @@
 // Receipts — subject `cotal.<space>.rcpt.<sender o>.<sender a>.<seat o>.<seat a>`, Nats-Msg-Id
 // `rcpt-<outcome>-<message id>` (a republished receipt is stored once; a later, different
 // outcome of the same message — surfaced evidence upgrading a failure — is stored too):
-//   surfaced  {"id","recipient","surfacedAt"}
+//   surfaced  {"id","recipient","surfacedAt","evidence"}   evidence: how it was proven —
+//             runtime-ack (the runtime echoed the handoff's id), stdin-read (an exec program
+//             read its last byte from stdin), stdin-write (written whole to stdin), inbox-page
+//             (a shoal_inbox page holding it was written whole), reconciled (found in the
+//             runtime's own thread)
 //   failed    {"id","recipient","failedAt","reason"}
 //
 // Publishing is best effort: a publish the broker did not acknowledge is logged, and the
@@ -49,6 +53,10 @@ struct WakeEvent {
   std::string exit;
 };
 
+// The evidence kind of a journal `surfaced` reason ("stdin-read: …" → "stdin-read"); "" when
+// the reason names none (records of an older Shoal).
+std::string evidenceKind(std::string_view surfacedReason);
+
 class WakeEvents {
  public:
   WakeEvents(transport::JetStream& js, std::string space, SeatProfile seat)
@@ -57,7 +65,8 @@ class WakeEvents {
   Status publish(const WakeEvent& event, int64_t atMs);
   Status result(const WakeResult& result, uint64_t generation, int64_t atMs);
   // `sender` is the message's from.id (dot-form); a malformed one is skipped.
-  Status surfaced(const std::string& messageId, const std::string& sender, int64_t atMs);
+  Status surfaced(const std::string& messageId, const std::string& sender, int64_t atMs,
+                  std::string_view evidence = "");
   Status failed(const std::string& messageId, const std::string& sender, const std::string& reason,
                 int64_t atMs);
 

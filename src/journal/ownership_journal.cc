@@ -126,8 +126,9 @@ Status OwnershipJournal::poisonedError() const {
   return failedPrecondition(reason::kPoisoned,
                             "the ownership journal " + statePath_ +
                                 " is poisoned by an earlier failed commit (" + poison_.toString() +
-                                "); every mutation is refused until it is recovered (reopen the "
-                                "journal or call recover() once the disk is healthy)");
+                                "); every mutation is refused until the journal is read back from "
+                                "disk, which needs room on it again (a seat reopens its journal "
+                                "by itself)");
 }
 
 Result<OperationResult> OwnershipJournal::one(Operation op) {

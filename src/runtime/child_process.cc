@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -376,6 +377,13 @@ StdinWrite ChildProcess::writeStdin(std::string_view bytes,
 
 void ChildProcess::closeStdin() {
   stdin_.reset();
+}
+
+std::optional<size_t> ChildProcess::stdinUnread() const {
+  if (!stdin_.valid()) return std::nullopt;
+  int unread = 0;
+  if (::ioctl(stdin_.get(), FIONREAD, &unread) != 0 || unread < 0) return std::nullopt;
+  return static_cast<size_t>(unread);
 }
 
 Status ChildProcess::signalGroup(int sig) {

@@ -118,6 +118,10 @@ class ChildProcess {
                         const std::stop_token& cancel = {});
   // Closes the parent's end: the child reads EOF. Idempotent.
   void closeStdin();
+  // How many bytes written to stdin the child has not read yet (FIONREAD on the pipe): what a
+  // caller subtracts from the bytes it wrote to know how many the child consumed. nullopt once
+  // stdin is closed. May run on any thread while the writer writes, never while it closes.
+  std::optional<size_t> stdinUnread() const;
   bool stdinOpen() const { return stdin_.valid(); }
 
   // Sends `sig` to the whole process group. kFailedPrecondition `not-running` once reaped;
