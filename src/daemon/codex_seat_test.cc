@@ -130,7 +130,8 @@ TEST_F(CodexSeatTest, RestartResumesTheThreadAndALostThreadFallsBackOnce) {
     auto seat = open();
     ASSERT_NE(seat, nullptr);
     send("second SECOND_MARK");
-    ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.surfaced == 1; }));
+    // Counters continue across seat lives (seat_history.h).
+    ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.surfaced == 2; }));
     ASSERT_TRUE(eventually([&] { return logged("turn").size() == 2; }));
     EXPECT_EQ(logged("turn").back().at("threadId").as_string(), thread);  // resumed
   }
@@ -139,7 +140,7 @@ TEST_F(CodexSeatTest, RestartResumesTheThreadAndALostThreadFallsBackOnce) {
   auto seat = open();
   ASSERT_NE(seat, nullptr);
   send("third THIRD_MARK");
-  ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.surfaced == 1; }));
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.surfaced == 3; }));
   ASSERT_TRUE(eventually([&] { return logged("turn").size() == 3; }));
   const std::string fresh(logged("turn").back().at("threadId").as_string());
   EXPECT_NE(fresh, thread);

@@ -168,7 +168,8 @@ TEST_F(OpenCodeSeatTest, RestartKeepsTheSessionAndALostSessionFallsBackOnce) {
   send("third THIRD_MARK");
   ASSERT_TRUE(eventually([&] { return inputsWith("THIRD_MARK") == 1; })) << runtimeLog();
   EXPECT_NE(logged("input").back().at("sessionId").as_string(), session);
-  ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.surfaced == 1; }));
+  // Counters continue across seat lives (seat_history.h): the third DM is the third surfaced.
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.surfaced == 3; }));
   EXPECT_EQ(requests("POST", "/session?"), 0u);
   EXPECT_EQ(requests("GET", "/session/ses_"), 2u);  // the second and third launches checked
   size_t created = 0;
@@ -370,6 +371,9 @@ TEST_F(OpenCodeSeatTest, AnUnprovenSummarizeFailsAndReplacesTheServer) {
     ASSERT_TRUE(eventually([&] { return wakesOf("turn-completed") == completedBefore + 1; }))
         << runtimeLog();
     ASSERT_TRUE(eventually([&] { return seat->snapshot().state == "running"; }));
+    // Counters continue across seat lives (seat_history.h): count from this server on.
+    const uint64_t launchesBefore = seat->snapshot().counters.launches;
+    const uint64_t surfacedBefore = seat->snapshot().counters.surfaced;
     const size_t failedBefore = wakesOf("compaction-failed");
     EXPECT_EQ(compactAndWait(*seat), "failed");
     EXPECT_EQ(seat->snapshot().compaction.detail.rfind("context_compaction_failed: ", 0), 0u)
@@ -377,11 +381,12 @@ TEST_F(OpenCodeSeatTest, AnUnprovenSummarizeFailsAndReplacesTheServer) {
     ASSERT_TRUE(eventually([&] { return wakesOf("compaction-failed") == failedBefore + 1; }));
     ASSERT_TRUE(eventually([&] {
       auto snap = seat->snapshot();
-      return snap.counters.launches == 2 && snap.state == "running";
+      return snap.counters.launches == launchesBefore + 1 && snap.state == "running";
     })) << runtimeLog();
     send(std::string("after ") + mode);
-    ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.surfaced == 2; }))
-        << runtimeLog();
+    ASSERT_TRUE(eventually([&] {
+      return seat->snapshot().counters.surfaced == surfacedBefore + 1;
+    })) << runtimeLog();
   }
 }
 

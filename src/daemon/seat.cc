@@ -28,6 +28,7 @@
 #include "daemon/reply_ledger.h"
 #include "daemon/runtime_driver.h"
 #include "daemon/seat_files.h"
+#include "daemon/seat_history.h"
 #include "daemon/seat_tools.h"
 #include "daemon/stored_delivery.h"
 #include "daemon/wake_events.h"
@@ -310,6 +311,9 @@ class Seat::Impl {
   void settleFailed(std::vector<Handed> owners, const std::string& reason);
   // Inflight owners the current runtime can no longer acknowledge end failed (`reason`).
   void failInflight(const std::string& reason);
+  // Writes the seat's history section when it changed: at once for a new generation, a stop
+  // (`clean`) or `force`, else at most once a second (historyDueAt_ wakes the gate for it).
+  void saveHistory(bool clean, bool force);
   // Handoffs a surfacedOnRead runtime never read (it exited, or was stopped): failed, the
   // reason saying so (`how`: "exited (code 1)", "was stopped").
   void failUnread(const std::string& how);
@@ -383,6 +387,13 @@ class Seat::Impl {
   bool awake_ = false;  // cold-started while in sleeping mode
   std::unique_ptr<RuntimeDriver> driver_;
   uint64_t generation_ = 0;
+  // seat_history.h: what the journal holds of the counters and generation, and when.
+  std::optional<SeatHistory> previousLife_;  // found at open
+  SeatCounters savedCounters_;
+  uint64_t savedGeneration_ = 0;
+  TimePoint savedAt_{};
+  std::optional<TimePoint> historyDueAt_;
+  int64_t lifeStartedAtMs_ = 0;
   bool accepting_ = false;
   std::optional<ActiveHandoff> handoff_;
   // Handoffs steered into the running turn (drivers that steersMidTurn(): Codex turn/steer),
@@ -473,6 +484,19 @@ Status Seat::Impl::open() {
         }
       }
     }
+    if (auto it = view.sections.find(kSeatHistorySection); it != view.sections.end()) {
+      // Counters and generations continue across daemon lives (seat_history.h).
+      auto history = SeatHistory::fromJson(it->second.valueJson);
+      if (history.isOk()) {
+        generation_ = savedGeneration_ = history->generation;
+        MutexLock lock(mu_);
+        snap_.counters = savedCounters_ = history->counters;
+        previousLife_ = std::move(history).value();
+      } else {
+        log::warn("seat {}: {}; counting from 0", profile_.principal.dotForm(),
+                  history.status().toString());
+      }
+    }
     if (auto it = view.sections.find(kDmAdmittedSection); it != view.sections.end()) {
       auto admitted = AdmittedSeqs::fromJson(it->second.valueJson);
       if (!admitted.isOk()) return admitted.status().withContext("seat " + profile_.cwd);
@@ -527,6 +551,12 @@ Status Seat::Impl::open() {
       (void)wake_->failed(t.id, t.target, t.reason, t.stateSinceMs);
     }
   }
+  if (previousLife_) {
+    WakeEvent restarted{"daemon-restarted", generation_, previousLifeText(*previousLife_), {}, {}};
+    (void)wake_->publish(restarted, wallMs());
+  }
+  lifeStartedAtMs_ = wallMs();
+  saveHistory(false, true);  // this life runs the seat now: `clean` until it stops it
   if (!leftover.empty()) {
     log::warn(
         "seat {}: {} deliveries were inflight when the previous daemon ended; they fail "
@@ -1095,6 +1125,7 @@ void Seat::Impl::gateMain() {
       earliest(readyDeadline_);
       earliest(compactDeadline_);
       earliest(leases_.nextDeadline());
+      earliest(historyDueAt_);
       if (retiring_ != Retiring::kNone) earliest(retireDeadline_);
       while (events_.empty()) {
         if (!wakeAt) {
@@ -1114,6 +1145,7 @@ void Seat::Impl::gateMain() {
       onTimer(Clock_::now());
     }
     publishState();
+    saveHistory(stopped_, stopped_);
     for (auto& [done, status] : toFinish_)
       done->finish(std::move(status));
     toFinish_.clear();
@@ -2176,6 +2208,35 @@ void Seat::Impl::readFromStdin(ActiveHandoff& h, std::optional<size_t> bytesRead
   }
   h.owners = std::move(rest);
   h.ends = std::move(restEnds);
+}
+
+void Seat::Impl::saveHistory(bool clean, bool force) {
+  SeatHistory h;
+  h.generation = generation_;
+  {
+    MutexLock lock(mu_);
+    h.counters = snap_.counters;
+  }
+  const bool changed = h.counters != savedCounters_ || h.generation != savedGeneration_;
+  if (!changed && !force) return;
+  const TimePoint now = Clock_::now();
+  if (!force && h.generation == savedGeneration_ && now - savedAt_ < std::chrono::seconds(1)) {
+    historyDueAt_ = savedAt_ + std::chrono::seconds(1);
+    return;
+  }
+  h.pid = ::getpid();
+  h.startedAtMs = lifeStartedAtMs_;
+  h.clean = clean;
+  journal::Transaction txn;
+  txn.add(journal::SetSection{std::string(kSeatHistorySection), h.toJson(), std::nullopt});
+  if (!journal_->commit(std::move(txn)).isOk()) {
+    historyDueAt_ = now + std::chrono::seconds(5);  // a poisoned journal says so elsewhere
+    return;
+  }
+  savedCounters_ = h.counters;
+  savedGeneration_ = h.generation;
+  savedAt_ = now;
+  historyDueAt_.reset();
 }
 
 void Seat::Impl::failUnread(const std::string& how) {

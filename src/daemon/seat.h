@@ -145,6 +145,7 @@ struct SeatCounters {
   uint64_t inboxEvicted = 0;
   uint64_t inboxRefused = 0;
   uint64_t inboxDropped = 0;
+  friend bool operator==(const SeatCounters&, const SeatCounters&) = default;
 };
 
 // One visible-reply outcome (reply_ledger.h), kept for `shoal ps`.

@@ -288,6 +288,53 @@ TEST_F(SeatTest, AProgramThatDiesMidInputSurfacesOnlyWhatItRead) {
   EXPECT_FALSE(ended.surfaced.empty());
 }
 
+// The lifecycle events of the seat stored in WAKE_main, as JSON texts, oldest first.
+std::vector<std::string> wakeEvents(transport::JetStream& js) {
+  std::vector<std::string> out;
+  for (uint64_t seq = 1;; ++seq) {
+    auto m = js.findMessage("WAKE_main", seq, "cotal.main.wake.local.reviewer");
+    if (!m.isOk()) break;
+    seq = m->seq;
+    out.push_back(m->data);
+  }
+  return out;
+}
+
+// `shoal ps` history survives a daemon restart: counters and the generation continue, and the
+// new life says how the previous one ended (stopped cleanly, or killed).
+TEST_F(SeatTest, CountersAndGenerationsSurviveARestart) {
+  auto seat = startSeat(profile());
+  ASSERT_NE(seat, nullptr);
+  ASSERT_TRUE(alice_->sendDirect("local.reviewer", "first life").isOk());
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.surfaced == 1; }));
+  const uint64_t firstGeneration = seat->snapshot().generation;
+  seat->stop();
+  seat.reset();
+
+  seat = startSeat(profile());
+  ASSERT_NE(seat, nullptr);
+  ASSERT_TRUE(alice_->sendDirect("local.reviewer", "second life").isOk());
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.surfaced == 2; }))
+      << seat->snapshot().counters.surfaced;
+  EXPECT_GT(seat->snapshot().generation, firstGeneration);
+  EXPECT_EQ(seat->snapshot().counters.launches, 2u);
+  auto events = wakeEvents(*js_);
+  ASSERT_TRUE(std::any_of(events.begin(), events.end(), [](const std::string& e) {
+    return e.find(R"("kind":"daemon-restarted")") != std::string::npos &&
+           e.find("stopped this seat cleanly") != std::string::npos;
+  }));
+  // Counters written while it ran (at most a second late) outlive a daemon that is killed.
+  ASSERT_TRUE(eventually([&] {
+    auto view =
+        journal::OwnershipJournal::inspect(FileSystem::posix(), seatFilesDir(profile().cwd));
+    if (!view.isOk()) return false;
+    auto it = view->sections.find("seat.history");
+    return it != view->sections.end() &&
+           it->second.valueJson.find(R"("surfaced":2)") != std::string::npos &&
+           it->second.valueJson.find(R"("clean":false)") != std::string::npos;
+  }));
+}
+
 // A daemon killed with SIGKILL leaves its runtime running in its own process group; the next
 // daemon ends it before starting its own — and only if the pid still runs that program.
 TEST_F(SeatTest, ARuntimeLeftByAKilledDaemonIsEnded) {

@@ -7,8 +7,8 @@
 //   {"kind":K, "seat":{"id":"local.reviewer","name":"Reviewer"}, "generation":N, "at":ms,
 //    "detail"?:"…", "messages"?:["<message id>",…], "exit"?:"exit code 3"}
 // kinds: start-failed, exited-unexpectedly, runtime-error, wake-failed, turn-completed,
-//        started, stopped, and wake-result — one per directed delivery's visible-reply
-//        outcome (reply_ledger.h), same subject:
+//        started, stopped, daemon-restarted (seat_history.h), and wake-result — one per
+//        directed delivery's visible-reply outcome (reply_ledger.h), same subject:
 //   {"kind":"wake-result", "seat":{…}, "generation":N, "at":ms, "message":"<message id>",
 //    "target":"peer:local.alice"|"channel:general",
 //    "result":"replied"|"completed_without_visible_reply"|"failed",

@@ -34,6 +34,7 @@ PresencePublisher::PresencePublisher(Executor& executor, PresenceStore& store,
                        ? wire::PresenceStatus::kIdle
                        : options.initialStatus;
   record_.environment = std::move(options.environment);
+  clipText(record_.environment, wire::kMaxEnvironmentBytes);
 }
 
 PresencePublisher::~PresencePublisher() {
@@ -134,6 +135,7 @@ void PresencePublisher::setChannelMode(const std::string& channel,
 }
 
 void PresencePublisher::setEnvironment(std::optional<std::string> environment) {
+  clipText(environment, wire::kMaxEnvironmentBytes);
   if (environment == record_.environment) return;
   record_.environment = std::move(environment);
   schedulePublish();

@@ -247,19 +247,6 @@ Status checkActivity(std::string_view activity) {
   return checkUtf8(std::optional<std::string>(std::string(activity)), "activity");
 }
 
-namespace {
-
-Status checkBounded(const std::optional<std::string>& text, const char* name, size_t max) {
-  if (text && text->size() > max) {
-    return invalidArgument(reason::kPresenceFieldTooLong,
-                           std::string("presence.") + name + " is " + std::to_string(text->size()) +
-                               " bytes; at most " + std::to_string(max) + " are allowed");
-  }
-  return checkUtf8(text, name);
-}
-
-}  // namespace
-
 Result<std::string> encodePresence(const Presence& presence) {
   unsigned char buffer[4096];
   json::monotonic_resource arena(buffer, sizeof buffer);
@@ -274,8 +261,8 @@ Result<std::string> encodePresence(const Presence& presence) {
   if (presence.lifecycleUid) {
     SHOAL_RETURN_IF_ERROR(validateLifecycleUid(*presence.lifecycleUid));
   }
-  SHOAL_RETURN_IF_ERROR(checkBounded(presence.environment, "environment", kMaxEnvironmentBytes));
-  SHOAL_RETURN_IF_ERROR(checkBounded(presence.activity, "activity", kMaxActivityBytes));
+  SHOAL_RETURN_IF_ERROR(checkUtf8(presence.environment, "environment"));
+  SHOAL_RETURN_IF_ERROR(checkUtf8(presence.activity, "activity"));
   SHOAL_RETURN_IF_ERROR(checkTime(presence.activeAt, "activeAt", reason::kBadPresenceField));
   SHOAL_RETURN_IF_ERROR(
       checkTime(presence.activitySince, "activitySince", reason::kBadPresenceField));
@@ -297,8 +284,8 @@ Result<std::string> encodePresence(const Presence& presence) {
   if (presence.lifecycleUid) o.emplace("lifecycleUid", *presence.lifecycleUid);
   if (presence.condition) {
     const PresenceCondition& c = *presence.condition;
-    SHOAL_RETURN_IF_ERROR(checkBounded(c.source, "condition.source", kMaxConditionTextBytes));
-    SHOAL_RETURN_IF_ERROR(checkBounded(c.message, "condition.message", kMaxConditionTextBytes));
+    SHOAL_RETURN_IF_ERROR(checkUtf8(c.source, "condition.source"));
+    SHOAL_RETURN_IF_ERROR(checkUtf8(c.message, "condition.message"));
     SHOAL_RETURN_IF_ERROR(checkTime(c.since, "condition.since", reason::kBadCondition));
     json::object co(&arena);
     co.emplace("code", conditionCodeName(c.code));

@@ -87,10 +87,12 @@ struct Presence {
   bool operator==(const Presence&) const = default;
 };
 
-// Bounds on the free-text fields a writer sets, so a record always fits a heartbeat (the
-// broker's max_payload) with room to spare: `activity` and `environment` at most 256 bytes,
-// each condition text (`source`, `message`) at most 1 KiB. encodePresence refuses longer ones
-// (`presence-field-too-long`); checkActivity says so before anything is set.
+// Bounds on the free-text fields Shoal's own writer sets (mesh::PresencePublisher), so its
+// record always fits a heartbeat (the broker's max_payload) with room to spare: `activity` and
+// `environment` at most 256 bytes, each condition text (`source`, `message`) at most 1 KiB.
+// The codec itself stays symmetric — what it decodes from a peer it can encode again — so the
+// bounds are the publisher's: checkActivity refuses a long activity (`presence-field-too-long`)
+// before anything is set, and longer condition texts are clipped.
 inline constexpr size_t kMaxActivityBytes = 256;
 inline constexpr size_t kMaxEnvironmentBytes = 256;
 inline constexpr size_t kMaxConditionTextBytes = 1024;
