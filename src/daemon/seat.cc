@@ -1790,7 +1790,8 @@ bool Seat::Impl::dispatchOne() {
     unknown.add(journal::MarkOutcomeUnknown{
         o.id, o.token, std::nullopt,
         driver_->surfacedOnRead()
-            ? fmt::format("written to the runtime's stdin at {}; awaiting its read", wallMs())
+            ? fmt::format("written to the runtime's stdin at {}; awaiting its read",
+                          formatTimestamp(static_cast<double>(wallMs())))
             : "written; awaiting the runtime's acknowledgement of " + handoff.handoffId});
   }
   auto marked = journal_->commit(std::move(unknown));
