@@ -414,7 +414,8 @@ TEST_F(RealCodexTest, RestartResumesTheSameThread) {
 
   auto seat = open();
   ASSERT_NE(seat, nullptr);
-  auto t = deliver(*seat, "after the restart REAL_CODEX_AFTER", "REAL_CODEX_AFTER", 1);
+  // Counters continue across seat lives (seat_history.h): the second DM is the second surfaced.
+  auto t = deliver(*seat, "after the restart REAL_CODEX_AFTER", "REAL_CODEX_AFTER", 2);
   ASSERT_FALSE(HasFailure());
   EXPECT_EQ(t.state, journal::OwnerState::kSurfaced) << t.reason;
   EXPECT_EQ(t.runtime.sessionId, thread) << diagnostics(seat.get());

@@ -577,7 +577,8 @@ TEST_F(RealOpenCodeTest, RestartResumesTheSavedSession) {
 
   auto seat = open();
   ASSERT_NE(seat, nullptr);
-  auto t = deliver(*seat, "after the restart REAL_OC_AFTER", "REAL_OC_AFTER", 1);
+  // Counters continue across seat lives (seat_history.h): the third DM is the third surfaced.
+  auto t = deliver(*seat, "after the restart REAL_OC_AFTER", "REAL_OC_AFTER", 3);
   ASSERT_FALSE(HasFailure());
   EXPECT_EQ(t.state, journal::OwnerState::kSurfaced) << t.reason;
   EXPECT_EQ(t.runtime.sessionId, session) << diagnostics(seat.get());
@@ -661,6 +662,10 @@ TEST_F(RealOpenCodeTest, AResumedSessionCompactsAndARefusedSummaryRetiresTheServ
   // A DM whose own turn the model refuses: it lands in the conversation the summary reads.
   auto seat = open();
   ASSERT_NE(seat, nullptr);
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().state == "running"; }, kTurnWait))
+      << diagnostics(seat.get());
+  // Counters continue across seat lives (seat_history.h): count this life's launches.
+  const uint64_t launchedBefore = seat->snapshot().counters.launches;
   send("poisoned FAKE_MODEL_400 REAL_OC_BAD");
   ASSERT_TRUE(eventually([&] { return wakesOf("wake-failed") == 1; }, kTurnWait))
       << diagnostics(seat.get());
@@ -668,7 +673,7 @@ TEST_F(RealOpenCodeTest, AResumedSessionCompactsAndARefusedSummaryRetiresTheServ
   ASSERT_TRUE(eventually(
       [&] {
         auto snap = seat->snapshot();
-        return snap.counters.launches == 2 && snap.state == "running";
+        return snap.counters.launches == launchedBefore + 1 && snap.state == "running";
       },
       kTurnWait))
       << diagnostics(seat.get());
