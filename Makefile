@@ -12,7 +12,7 @@ SHOAL_UP_FLAGS ?=
 TRY := $(if $(shell command -v shoal 2>/dev/null),shoal,$(SHOAL))
 
 .PHONY: all bootstrap configure build build-run run down install test unit fuzz-build \
-        fuzz-smoke fuzz bench asan tsan format format-check lint check-docs clean
+        fuzz-smoke fuzz fuzz-long soak bench asan tsan format format-check lint check-docs clean
 
 all: build
 
@@ -28,7 +28,7 @@ build: configure
 
 # Only what running needs: the `shoal` binary and the demo agent (not the test suite).
 build-run: configure
-	@cmake --build --preset default --target shoal shoal-demo-agent
+	@cmake --build --preset default --target shoal shoal-ack shoal-demo-agent
 
 # Start Shoal's main job on the embedded default: a local broker, the planes and the seat daemon
 # with two DEMO seats (scripts/demo-seats: a scripted demo agent, not an AI), then show it all.
@@ -43,12 +43,12 @@ run: build-run
 down: build-run
 	@$(SHOAL) down
 
-# `shoal` and `shoal-demo-agent` into $(PREFIX)/bin, and shell completion for bash.
+# `shoal`, `shoal-ack` and `shoal-demo-agent` into $(PREFIX)/bin, and shell completion for bash.
 install: build-run
 	@cmake --install build --prefix "$(PREFIX)" >/dev/null
 	@mkdir -p "$(PREFIX)/share/bash-completion/completions"
 	@$(SHOAL) completion bash > "$(PREFIX)/share/bash-completion/completions/shoal"
-	@echo "✓ installed shoal and shoal-demo-agent in $(PREFIX)/bin (bash completion too)"
+	@echo "✓ installed shoal, shoal-ack and shoal-demo-agent in $(PREFIX)/bin (bash completion too)"
 	@case ":$$PATH:" in *":$(PREFIX)/bin:"*) ;; *) echo "! $(PREFIX)/bin is not on your PATH: add it (export PATH=\"$(PREFIX)/bin:\$$PATH\")";; esac
 
 # Everything CI runs: formatting, the docs check, the fuzz smoke run, then every CTest test.
@@ -71,6 +71,17 @@ fuzz-smoke: fuzz-build
 
 fuzz: fuzz-build
 	@fuzz/run.sh 300 build-fuzz
+
+# The long tier (not in `make test`): every fuzz target to FUZZ_RUNS executions (docs/reliability.md).
+FUZZ_RUNS ?= 10000000
+fuzz-long: fuzz-build
+	@fuzz/run.sh --runs $(FUZZ_RUNS) build-fuzz
+
+# The soak (not in `make test`): SOAK_SECONDS of mixed traffic through the real binary with random
+# daemon, runtime and broker kills, counting by id what each runtime read (tests/soak/README.md).
+SOAK_SECONDS ?= 3600
+soak: build-run
+	@tests/soak/run.sh $(SOAK_SECONDS)
 
 # SHOAL_BENCH_QUICK=1 shrinks dm_bench, roster_bench, seat_bench and channel_bench to CI size
 # (bench/README.md).

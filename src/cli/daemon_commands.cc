@@ -40,6 +40,7 @@ struct SeatArgs {
   std::vector<std::string> command;
   std::string cwd;
   bool createCwd = false;
+  bool ack = false;
   std::string role;
   std::vector<std::string> channels;
   std::vector<std::string> env;
@@ -195,6 +196,7 @@ int runSeatAdd(const SeatArgs& args) {
   profile["command"] = std::move(command);
   profile["cwd"] = cwd;
   if (createCwd) profile["createCwd"] = true;
+  if (args.ack) profile["ack"] = true;
   if (!args.role.empty()) profile["role"] = args.role;
   json::array channels;
   for (const auto& c : args.channels)
@@ -243,6 +245,8 @@ int runSeatShow(const SeatArgs& args) {
   printOk(describeSeat(seat->as_object()));
   const json::object& p = seat->at("profile").as_object();
   printDetail("command:" + commandText(p));
+  if (const auto* ack = p.if_contains("ack"); ack != nullptr && ack->is_bool() && ack->as_bool())
+    printDetail("surfaced on: the program's `ack <id>` on $SHOAL_ACK_FD (shoal-ack)");
   const std::string seal(seat->at("seal").as_string());
   if (seal != "sealed") {
     printNote("profile " + seal +
@@ -455,6 +459,9 @@ void registerDaemonCommands(CLI::App& app, CommandResult& result) {
   a->add_option("--cwd", add->cwd,
                 "its working directory, which must exist (default: under the space's data dir)");
   a->add_flag("--create-cwd", add->createCwd, "make --cwd if it does not exist");
+  a->add_flag("--ack", add->ack,
+              "exec: surface a message only when the program writes `ack <id>` to $SHOAL_ACK_FD "
+              "(see shoal-ack)");
   a->add_option("--role", add->role, "take anycast work for this role");
   a->add_option("--channel", add->channels, "join this channel at start (repeatable)");
   a->add_option("--env", add->env, "pass this environment variable through (repeatable)");

@@ -46,6 +46,8 @@ constexpr int kExitNotConfirmed = 4;
 // --wait replied: the turn ended without a visible reply.
 constexpr int kExitNoVisibleReply = 5;
 constexpr double kDefaultWaitSeconds = 30;
+// How long a failed receipt waits for surfaced evidence right behind it (an upgrade).
+constexpr std::chrono::milliseconds kUpgradeGrace{2000};
 constexpr double kDefaultReplyWaitSeconds = 300;
 
 struct WaitFor {
@@ -67,7 +69,18 @@ struct SeatReceipt {
   int64_t atMs = 0;
   std::string reason;    // failed only
   std::string evidence;  // surfaced only: runtime-ack, stdin-read, inbox-page, …
+  // surfaced only: the seat reported it failed first (this reason), then proved it surfaced
+  // (seed 004: surfaced evidence upgrades a failed tombstone).
+  std::string failedFirst;
 };
+
+// What is known of one message after `newer` follows `older`: a surfaced receipt is never
+// undone by a failure, and a surfaced one upgrades a failure (which it then names).
+SeatReceipt merge(const SeatReceipt& older, SeatReceipt newer) {
+  if (older.surfaced) return older;
+  if (newer.surfaced && older.failedFirst.empty()) newer.failedFirst = older.reason;
+  return newer;
+}
 
 // How a receipt's evidence kind reads in a sentence.
 std::string evidenceWords(const std::string& kind) {
@@ -104,6 +117,11 @@ std::optional<std::pair<std::string, SeatReceipt>> parseReceipt(const json::obje
   return std::make_pair(id, r);
 }
 
+// Wake results: the latest one for a message is what is known.
+WakeOutcome merge(const WakeOutcome&, WakeOutcome newer) {
+  return newer;
+}
+
 // A `wake-result` event of the recipient's seat, keyed by the message it is about.
 std::optional<std::pair<std::string, WakeOutcome>> parseWakeResult(const json::object& o) {
   if (textField(o, "kind") != "wake-result" || textField(o, "message").empty()) return std::nullopt;
@@ -129,17 +147,23 @@ class SubjectWatch {
       auto parsed = parse_(v.as_object());
       if (!parsed) return;
       std::lock_guard lock(mu_);
-      seen_[parsed->first] = std::move(parsed->second);
+      auto [it, fresh] = seen_.try_emplace(parsed->first, parsed->second);
+      if (!fresh) it->second = merge(it->second, std::move(parsed->second));
       cv_.notify_all();
     });
     if (!sub.isOk()) return sub.status();
     sub_.emplace(std::move(sub).value());
     return conn.flush(std::chrono::seconds(2));
   }
-  // The record of `id`, or nullopt after `timeout`.
-  std::optional<T> waitFor(const std::string& id, std::chrono::milliseconds timeout) {
+  // The record of `id` once one satisfies `enough` (any, by default), else what is known of it
+  // (or nullopt) after `timeout`.
+  std::optional<T> waitFor(const std::string& id, std::chrono::milliseconds timeout,
+                           bool (*enough)(const T&) = nullptr) {
     std::unique_lock lock(mu_);
-    cv_.wait_for(lock, timeout, [&] { return seen_.count(id) != 0; });
+    cv_.wait_for(lock, timeout, [&] {
+      auto it = seen_.find(id);
+      return it != seen_.end() && (enough == nullptr || enough(it->second));
+    });
     auto it = seen_.find(id);
     return it == seen_.end() ? std::nullopt : std::optional<T>(it->second);
   }
@@ -213,6 +237,7 @@ void printReceipt(const mesh::Endpoint& from, const mesh::SendReceipt& r, bool a
       out["surfacedAfterMs"] =
           surfacedAt ? json::value(*surfacedAt - sentAtMs) : json::value(nullptr);
       if (seat && seat->surfaced && !seat->evidence.empty()) out["evidence"] = seat->evidence;
+      if (seat && !seat->failedFirst.empty()) out["failedFirst"] = seat->failedFirst;
       if (seat && !seat->surfaced) {
         out["failedAt"] = seat->atMs;
         out["failReason"] = seat->reason;
@@ -234,6 +259,10 @@ void printReceipt(const mesh::Endpoint& from, const mesh::SendReceipt& r, bool a
     const std::string how = evidenceWords(seat->evidence);
     printOk(fmt::format("surfaced at {} (+{} ms after the send{})", formatClock(*surfacedAt),
                         *surfacedAt - sentAtMs, how.empty() ? "" : "; " + how));
+    if (!seat->failedFirst.empty()) {
+      printNote("the seat first reported it failed (" + seat->failedFirst +
+                "), then proved it surfaced: surfaced stands");
+    }
   }
   if (outcome && outcome->result == "replied") {
     printOk(fmt::format("replied at {} (+{} ms; reply {})", formatClock(outcome->atMs),
@@ -316,6 +345,12 @@ int runSend(const SendArgs& args, wire::DeliveryKind kind) {
         deadline - std::chrono::steady_clock::now(), std::chrono::steady_clock::duration::zero()));
   };
   auto seat = receipts.waitFor(receipt->stored.messageId, left());
+  if (seat && !seat->surfaced) {
+    // A failure may still be upgraded by surfaced evidence (an inbox page, a reconciled read)
+    // arriving right behind it: give it a moment, never past --wait.
+    seat = receipts.waitFor(receipt->stored.messageId, std::min(left(), kUpgradeGrace),
+                            [](const SeatReceipt& r) { return r.surfaced; });
+  }
   std::optional<WakeOutcome> outcome;
   if (waitReplied && seat && seat->surfaced)
     outcome = wakeResults.waitFor(receipt->stored.messageId, left());

@@ -36,6 +36,7 @@ Status ChildDriver::spawn(const SeatProfile& profile, std::vector<std::string> a
     co.env.emplace_back("ENABLE_TOOL_SEARCH", "false");
   }
   co.stderrTarget = runtime::StderrTarget::appendTo(spec_.runtimeLogPath);
+  co.fd3 = fd3_;
   SHOAL_ASSIGN_OR_RETURN(child_, runtime::ChildProcess::spawn(co));
   reader_ = std::thread([this] { readerMain(); });
   return Status::ok();

@@ -56,7 +56,7 @@ class ChildDriver : public RuntimeDriver {
   virtual void beforeExitEvent() {}
 
   void emit(DriverEvent event);
-  // Appends `bytes` to the runtime log (reader thread).
+  // Appends `bytes` to the runtime log (any thread; one write(2) per call on an O_APPEND fd).
   void appendToLog(std::string_view bytes);
 
   const LaunchSpec spec_;
@@ -64,6 +64,8 @@ class ChildDriver : public RuntimeDriver {
   // Set by a subclass before spawn(): variables the runtime gets beyond the profile's (e.g. the
   // MCP bearer token Codex reads from its environment).
   std::vector<std::pair<std::string, std::string>> extraEnv_;
+  // Set by a subclass before spawn(): a descriptor the runtime gets as its fd 3 (-1: none).
+  int fd3_ = -1;
 
  private:
   void readerMain();

@@ -14,6 +14,7 @@
 #include "mesh/endpoint.h"
 #include "testing/eventually.h"
 #include "testing/managed_space.h"
+#include "testing/occurrences.h"
 #include "testing/temp_dir.h"
 #include "wire/message_limits.h"
 
@@ -26,13 +27,7 @@ using shoal::testing::eventually;
 using std::chrono::milliseconds;
 namespace json = boost::json;
 
-size_t occurrences(const std::string& haystack, const std::string& needle) {
-  size_t n = 0;
-  for (size_t at = haystack.find(needle); at != std::string::npos;
-       at = haystack.find(needle, at + 1))
-    ++n;
-  return n;
-}
+using shoal::testing::occurrences;
 
 constexpr std::string_view kToSeatFromMallory = "cotal.main.inst.local.reviewer.local.mallory";
 

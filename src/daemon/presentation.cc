@@ -205,7 +205,7 @@ std::string headLine(const PresentationItem& item, const SeatIdentity& self) {
   out += "] " + name(item.senderName) + " (" + token(item.senderId, kMaxIdBytes) + ")";
   const std::string ts = formatTimestamp(item.ts);
   if (!ts.empty()) out += " at " + ts;
-  out += ", id " + token(item.messageId, kMaxIdBytes);
+  out += ", id " + shownMessageId(item.messageId);
   if (!item.mentions.empty()) {
     const std::string selfName = asciiLower(self.displayName);
     const size_t dot = self.id.find('.');
@@ -281,8 +281,7 @@ RenderedItem renderItem(const PresentationItem& item, const SeatIdentity& self,
       what += plural(moreParts, "more part", "more parts");
     }
     out.text += std::string(kIndent) + "[" + std::string(kEllipsis) + " " + what +
-                " not shown; message id " + token(item.messageId, kMaxIdBytes) +
-                " holds the rest]\n";
+                " not shown; message id " + shownMessageId(item.messageId) + " holds the rest]\n";
   }
   return out;
 }
@@ -328,6 +327,7 @@ RenderedBlock renderDeliveryBlock(const PresentationInput& input, const SeatIden
     body += rendered.text;
     bodyEnds.push_back(body.size());
     block.outcomes[i] = rendered.truncated ? ItemOutcome::kTruncated : ItemOutcome::kShown;
+    block.itemIds.push_back(shownMessageId(items[i].messageId));
     notes.historical = notes.historical || items[i].historical;
     notes.repeat = notes.repeat || items[i].possibleRepeat;
     notes.truncated = notes.truncated || rendered.truncated;
@@ -344,6 +344,10 @@ RenderedBlock renderDeliveryBlock(const PresentationInput& input, const SeatIden
   block.text += "\n";
   block.text += tail(notes);
   return block;
+}
+
+std::string shownMessageId(std::string_view messageId) {
+  return token(messageId, kMaxIdBytes);
 }
 
 PresentationItem presentationItemFor(wire::DeliveryKind kind, const wire::CotalMessage& message) {

@@ -72,6 +72,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "wire/message.h"
@@ -127,7 +128,12 @@ struct RenderedBlock {
   std::vector<ItemOutcome> outcomes;  // one per input item, same order
   size_t taken = 0;                   // items in `text`: always the first `taken` of the input
   std::vector<size_t> itemEnds;       // the byte of `text` just after each taken item
+  std::vector<std::string> itemIds;   // each taken item's id as its head shows it
 };
+
+// A message id as an item's head shows it after ", id " (neutralised and capped like every
+// token; an id outside the token alphabet, or empty, is double-quoted).
+std::string shownMessageId(std::string_view messageId);
 
 // Renders the block for `input` (format above). An empty input gives an empty text: there is
 // nothing to hand over.

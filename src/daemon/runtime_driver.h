@@ -10,8 +10,9 @@
 //   kAck          the runtime acknowledged it read handoff `handoffId` (Claude: the replayed
 //                 user message with our uuid, or `command_lifecycle` started; exec: its last
 //                 byte left the stdin pipe, or — `bytesRead` — only that many of its bytes had
-//                 when the program ended) — the surfaced boundary for runtimes that are not
-//                 `surfacedOnWrite`
+//                 when the program ended; an acking exec program: `ackedId`, the one message
+//                 of the handoff it acknowledged) — the surfaced boundary for runtimes that are
+//                 not `surfacedOnWrite`
 //   kTurnStarted  the runtime began a turn (working)
 //   kTurnEnded    the runtime's authoritative turn end; `isError` + `detail` when it reported
 //                 an error result (the wake failed). A compaction (compact()) ends with one
@@ -69,6 +70,9 @@ struct DriverEvent {
   // kAck from a surfacedOnRead driver whose Process ended (or was stopped) part way through
   // the handoff: how many of its bytes were read. nullopt: all of them.
   std::optional<size_t> bytesRead;
+  // kAck from an acksMessages() driver: the owner id (HandoffItem::ownerId) of the one message
+  // the program acknowledged; empty otherwise (the whole handoff, or bytesRead of it).
+  std::string ackedId;
   bool isError = false;  // kTurnEnded
   std::string detail;    // kTurnEnded (error text), kExited (transport fault), kCondition
   std::optional<wire::PresenceCondition> condition;  // kCondition, kTurnEnded with isError
@@ -86,10 +90,17 @@ struct DriverEvent {
 
 using DriverSink = std::function<void(DriverEvent)>;
 
+// One message of a handoff, as an acknowledging program names it.
+struct HandoffItem {
+  std::string ownerId;  // the journal record's id (the seat's key for it)
+  std::string shownId;  // the id as the block shows it after ", id " (presentation.h)
+};
+
 // One handoff: a rendered delivery block and the id the runtime will acknowledge it by.
 struct Handoff {
-  std::string handoffId;  // a UUID minted by the seat
-  std::string text;       // the delivery block
+  std::string handoffId;           // a UUID minted by the seat
+  std::string text;                // the delivery block
+  std::vector<HandoffItem> items;  // the messages in the block, in order
 };
 
 struct LaunchSpec {
@@ -121,6 +132,11 @@ class RuntimeDriver {
   // handoff still unread when the Process ends fails (`runtime-exited-before-reading`). No
   // turns: the seat may hand the next block over at once.
   virtual bool surfacedOnRead() const { return false; }
+  // With surfacedOnRead: reading is not enough — the program acknowledges each message it
+  // handled (`ack <shown id>` on $SHOAL_ACK_FD, exec_driver.cc), and only that surfaces it
+  // (kAck with `ackedId`, detail "runtime-ack"); a message unacknowledged when the Process
+  // ends fails `runtime-exited-before-ack`.
+  virtual bool acksMessages() const { return false; }
   // True: no handoff before kReady (the driver started a readiness handshake at launch).
   virtual bool needsReady() const { return false; }
   // True: a handoff may be written while a turn runs (Codex `turn/steer`); it is acknowledged

@@ -314,11 +314,13 @@ class Seat::Impl {
   // Writes the seat's history section when it changed: at once for a new generation, a stop
   // (`clean`) or `force`, else at most once a second (historyDueAt_ wakes the gate for it).
   void saveHistory(bool clean, bool force);
-  // Handoffs a surfacedOnRead runtime never read (it exited, or was stopped): failed, the
-  // reason saying so (`how`: "exited (code 1)", "was stopped").
+  // Handoffs a surfacedOnRead runtime never read or acknowledged (it exited, or was stopped):
+  // failed, the reason saying so (`how`: "exited (code 1)", "was stopped").
   void failUnread(const std::string& how);
   // A surfacedOnRead runtime read `bytesRead` bytes of handoff `h` (nullopt: all of it).
   void readFromStdin(ActiveHandoff& h, std::optional<size_t> bytesRead);
+  // An acking exec program acknowledged the message `ownerId` of handoff `h`.
+  void acknowledged(ActiveHandoff& h, const std::string& ownerId);
   void event(WakeEvent e);
   // Publishes visible-reply outcomes and keeps them for the snapshot (any thread).
   void publishResults(const std::vector<WakeResult>& results, uint64_t generation);
@@ -1435,7 +1437,11 @@ void Seat::Impl::onDriver(const DriverEvent& e) {
     case DriverEvent::Kind::kAck:
       for (auto it = unread_.begin(); it != unread_.end(); ++it) {
         if (it->id == e.handoffId) {
-          readFromStdin(*it, e.bytesRead);
+          if (e.ackedId.empty()) {
+            readFromStdin(*it, e.bytesRead);
+          } else {
+            acknowledged(*it, e.ackedId);
+          }
           if (it->owners.empty()) unread_.erase(it);
           return;
         }
@@ -1720,7 +1726,9 @@ bool Seat::Impl::dispatchOne() {
   for (const auto& record : rendered)
     ++handoffs_[record.id];
   auto handoffId = newUuidV7(Clock::real());
-  Handoff handoff{handoffId.isOk() ? *handoffId : fmt::format("h-{}", generation_), block.text};
+  Handoff handoff{handoffId.isOk() ? *handoffId : fmt::format("h-{}", generation_), block.text, {}};
+  for (size_t i = 0; i < rendered.size(); ++i)
+    handoff.items.push_back(HandoffItem{rendered[i].id, block.itemIds[i]});
 
   // Ownership moves to inflight(dispatching) before the first byte reaches the runtime.
   journal::Transaction begin;
@@ -1790,8 +1798,9 @@ bool Seat::Impl::dispatchOne() {
     unknown.add(journal::MarkOutcomeUnknown{
         o.id, o.token, std::nullopt,
         driver_->surfacedOnRead()
-            ? fmt::format("written to the runtime's stdin at {}; awaiting its read",
-                          formatTimestamp(static_cast<double>(wallMs())))
+            ? fmt::format("written to the runtime's stdin at {}; awaiting its {}",
+                          formatTimestamp(static_cast<double>(wallMs())),
+                          profile_.acks ? "acknowledgement on $SHOAL_ACK_FD" : "read")
             : "written; awaiting the runtime's acknowledgement of " + handoff.handoffId});
   }
   auto marked = journal_->commit(std::move(unknown));
@@ -2211,6 +2220,20 @@ void Seat::Impl::readFromStdin(ActiveHandoff& h, std::optional<size_t> bytesRead
   h.ends = std::move(restEnds);
 }
 
+void Seat::Impl::acknowledged(ActiveHandoff& h, const std::string& ownerId) {
+  for (size_t i = 0; i < h.owners.size(); ++i) {
+    if (h.owners[i].id != ownerId) continue;
+    std::vector<Handed> one;
+    one.push_back(std::move(h.owners[i]));
+    h.owners.erase(h.owners.begin() + static_cast<std::ptrdiff_t>(i));
+    if (i < h.ends.size()) h.ends.erase(h.ends.begin() + static_cast<std::ptrdiff_t>(i));
+    settleSurfaced(
+        std::move(one),
+        "runtime-ack: the program acknowledged it on $SHOAL_ACK_FD (handoff " + h.id + ")", h.id);
+    return;
+  }
+}
+
 void Seat::Impl::saveHistory(bool clean, bool force) {
   SeatHistory h;
   h.generation = generation_;
@@ -2241,12 +2264,15 @@ void Seat::Impl::saveHistory(bool clean, bool force) {
 }
 
 void Seat::Impl::failUnread(const std::string& how) {
-  for (auto& h : unread_) {
-    settleFailed(std::move(h.owners),
-                 "runtime-exited-before-reading: the runtime " + how +
-                     " before reading it from its stdin (its bytes were still in the pipe); "
-                     "never replayed");
-  }
+  const std::string reason =
+      profile_.acks ? "runtime-exited-before-ack: the runtime " + how +
+                          " before acknowledging it on $SHOAL_ACK_FD (it may have read it); "
+                          "never replayed"
+                    : "runtime-exited-before-reading: the runtime " + how +
+                          " before reading it from its stdin (its bytes were still in the "
+                          "pipe); never replayed";
+  for (auto& h : unread_)
+    settleFailed(std::move(h.owners), reason);
   unread_.clear();
 }
 

@@ -144,6 +144,11 @@ Status validateSeatProfile(const SeatProfile& p) {
                              "`" + name + "` is not an environment variable name [A-Z_][A-Z0-9_]*");
     }
   }
+  if (p.acks && p.runtime != RuntimeKind::kExec) {
+    return invalidArgument("ack-needs-exec",
+                           "only an exec seat acknowledges on $SHOAL_ACK_FD: the other runtimes "
+                           "acknowledge in their own protocol");
+  }
   return wire::validateLifecycleUid(p.lifecycleUid);
 }
 
@@ -160,6 +165,7 @@ Result<std::string> encodeSeatProfile(const SeatProfile& p) {
   o["env"] = toArray(p.env);
   o["lifecycleUid"] = p.lifecycleUid;
   o["state"] = std::string(desiredStateName(p.state));
+  if (p.acks) o["ack"] = true;
   return json::serialize(o);
 }
 
@@ -204,6 +210,9 @@ Result<SeatProfile> decodeSeatProfile(std::string_view text) {
       auto parsed = parseDesiredState(state);
       if (!parsed) return badProfile("state is running, sleeping or stopped");
       p.state = *parsed;
+    } else if (key == "ack") {
+      if (!value.is_bool()) return badProfile("ack is true or false");
+      p.acks = value.as_bool();
     } else {
       return badProfile("unknown key `" + std::string(key) + "`");
     }

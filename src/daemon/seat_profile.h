@@ -12,9 +12,12 @@
 //    "channels":["team.backend"],    concrete channels joined at start
 //    "env":["ANTHROPIC_API_KEY"],    names of environment variables passed to the runtime
 //    "lifecycleUid":"…",             [a-z0-9]{26,32}, minted once when the seat is added
-//    "state":"running"}              what the daemon keeps the seat at: running | sleeping |
+//    "state":"running",              what the daemon keeps the seat at: running | sleeping |
 //                                    stopped (optional, default running; `seat start|sleep|
 //                                    stop` write it)
+//    "ack":true}                     exec only, optional (default false): the program
+//                                    acknowledges each message it handled on $SHOAL_ACK_FD
+//                                    (`ack <id>`), and only that acknowledgement surfaces it
 //
 // Thread safety: value types and pure functions.
 // Lifetime: owns its strings.
@@ -58,12 +61,14 @@ struct SeatProfile {
   std::vector<std::string> env;
   std::string lifecycleUid;
   DesiredState state = DesiredState::kRunning;
+  bool acks = false;  // exec: surfaced on the program's `ack <id>`, not on its read
 
   bool operator==(const SeatProfile&) const = default;
 };
 
 // Every rule above; reasons: bad-seat-name, the principal's wire reasons, missing-command,
-// too-many-args, bad-cwd, bad-role, bad-channel, bad-env-name, too-many-*, bad-lifecycle-uid.
+// too-many-args, bad-cwd, bad-role, bad-channel, bad-env-name, too-many-*, bad-lifecycle-uid,
+// ack-needs-exec.
 Status validateSeatProfile(const SeatProfile& profile);
 
 // validateSeatProfile, then compact JSON.

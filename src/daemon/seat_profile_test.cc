@@ -27,6 +27,26 @@ TEST(SeatProfileTest, RoundTrips) {
   EXPECT_EQ(*back, sample());
 }
 
+TEST(SeatProfileTest, TheAckProtocolIsAnExecOptionThatRoundTrips) {
+  SeatProfile acking = sample();
+  acking.acks = true;
+  auto bytes = encodeSeatProfile(acking);
+  ASSERT_TRUE(bytes.isOk()) << bytes.status().toString();
+  EXPECT_NE(bytes->find(R"("ack":true)"), std::string::npos);
+  auto back = decodeSeatProfile(*bytes);
+  ASSERT_TRUE(back.isOk()) << back.status().toString();
+  EXPECT_TRUE(back->acks);
+  // Absent means false, and an old profile (no key) still decodes.
+  auto plain = encodeSeatProfile(sample());
+  ASSERT_TRUE(plain.isOk());
+  EXPECT_EQ(plain->find("\"ack\""), std::string::npos);
+
+  acking.runtime = RuntimeKind::kClaude;
+  EXPECT_EQ(validateSeatProfile(acking).reason(), "ack-needs-exec");
+  std::string wrongType = plain->substr(0, plain->size() - 1) + R"(,"ack":"yes"})";
+  EXPECT_EQ(decodeSeatProfile(wrongType).status().reason(), "bad-seat-profile");
+}
+
 TEST(SeatProfileTest, UnknownKeyIsRefusedNotDefaulted) {
   auto bytes = encodeSeatProfile(sample());
   ASSERT_TRUE(bytes.isOk());

@@ -18,6 +18,7 @@
 #include "mesh/endpoint.h"
 #include "testing/eventually.h"
 #include "testing/managed_space.h"
+#include "testing/occurrences.h"
 #include "testing/temp_dir.h"
 
 #include <gtest/gtest.h>
@@ -28,13 +29,7 @@ namespace {
 using shoal::testing::eventually;
 using std::chrono::milliseconds;
 
-size_t occurrences(const std::string& haystack, const std::string& needle) {
-  size_t n = 0;
-  for (size_t at = haystack.find(needle); at != std::string::npos;
-       at = haystack.find(needle, at + 1))
-    ++n;
-  return n;
-}
+using shoal::testing::occurrences;
 
 class SeatTest : public shoal::testing::ManagedSpaceTest {
  protected:

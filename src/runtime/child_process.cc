@@ -177,6 +177,12 @@ Result<std::unique_ptr<ChildProcess>> ChildProcess::spawn(const ChildOptions& op
     case StderrTarget::Mode::kInherit:
       break;
   }
+  // fd 3's source is copied to 4 or above, so closing from 4 in the child keeps only fd 3.
+  UniqueFd third;
+  if (options.fd3 >= 0) {
+    third.reset(::fcntl(options.fd3, F_DUPFD_CLOEXEC, 4));
+    if (!third.valid()) return setupFailed("fcntl(F_DUPFD_CLOEXEC)", errno);
+  }
   SHOAL_ASSIGN_OR_RETURN(StopWakeup wakeup, StopWakeup::create());
 
   SpawnResources res;
@@ -214,7 +220,12 @@ Result<std::unique_ptr<ChildProcess>> ChildProcess::spawn(const ChildOptions& op
       return setupFailed("posix_spawn_file_actions_addchdir_np", r);
     }
   }
-  if (int r = posix_spawn_file_actions_addclosefrom_np(&res.actions, 3); r != 0) {
+  if (third.valid()) {
+    if (int r = posix_spawn_file_actions_adddup2(&res.actions, third.get(), 3); r != 0)
+      return setupFailed("posix_spawn_file_actions_adddup2 (fd 3)", r);
+  }
+  if (int r = posix_spawn_file_actions_addclosefrom_np(&res.actions, third.valid() ? 4 : 3);
+      r != 0) {
     return setupFailed("posix_spawn_file_actions_addclosefrom_np", r);
   }
 

@@ -4,9 +4,10 @@
 // Spawn: posix_spawnp (argv[0] searched on the daemon's PATH when it has no '/'), with
 // POSIX_SPAWN_SETPGROUP so the child leads a new process group (pgid == pid) before it execs;
 // signal mask and dispositions reset to defaults (a daemon that ignores SIGPIPE does not pass
-// that on); every descriptor but 0-2 closed in the child. Every descriptor the parent keeps is
-// O_CLOEXEC. Environment: the daemon's, or only the names on `envAllowList`, then `env` applied
-// in order. Spawn failures are Status values naming the program (reasons.h).
+// that on); every descriptor but 0-2 closed in the child (and 3, when `fd3` gives one). Every
+// descriptor the parent keeps is O_CLOEXEC. Environment: the daemon's, or only the names on
+// `envAllowList`, then `env` applied in order. Spawn failures are Status values naming the program
+// (reasons.h).
 //
 // Process group: signalGroup()/terminate()/the destructor signal the whole group (kill(-pgid)),
 // so the runtime's own children (tools, MCP servers, `sh -c '… &'`) go with it. A grandchild
@@ -84,6 +85,9 @@ struct ChildOptions {
   // Working directory; empty = the daemon's. Must exist (kNotFound `cwd-missing`).
   std::string cwd{};
   StderrTarget stderrTarget = StderrTarget::pipe();
+  // A descriptor of the parent's the child gets as its fd 3 (-1: none), e.g. the write end of
+  // an acknowledgement pipe. The parent keeps its own copy; spawn() does not close it.
+  int fd3 = -1;
 };
 
 // The outcome of one writeStdin(): how many bytes went out, and OK iff all of them did.

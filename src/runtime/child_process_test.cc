@@ -1,5 +1,6 @@
 #include "runtime/child_process.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -397,6 +398,30 @@ TEST(ChildProcess, NoDescriptorLeaks) {
     ASSERT_TRUE(child->terminate(seconds(5)).isOk());
   }
   EXPECT_EQ(openFdCount(), before);
+}
+
+// A descriptor given as fd 3 reaches the child there, writable, and nothing else above 2 does
+// (the copy made to put it there is not inherited, and the parent's own stays open).
+TEST(ChildProcess, AnExtraDescriptorArrivesAsFdThreeAlone) {
+  int fds[2];
+  ASSERT_EQ(::pipe2(fds, O_CLOEXEC), 0);
+  UniqueFd readEnd(fds[0]);
+  UniqueFd writeEnd(fds[1]);
+  auto child = spawnOk(
+      {.argv = {"/bin/sh", "-c", "echo acked >&3; ls /proc/self/fd | sort -n | tr '\\n' ' '; echo"},
+       .fd3 = writeEnd.get()});
+  ASSERT_NE(child, nullptr);
+  auto lines = stdoutLines(*child);
+  // 0 1 2 3, and the fd `ls` opens to read the directory: nothing else.
+  const std::vector<std::string> listed = allLines(*lines);
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0].rfind("0 1 2 3 ", 0), 0u) << listed[0];
+  EXPECT_EQ(std::count(listed[0].begin(), listed[0].end(), ' '), 5) << listed[0];
+  ASSERT_TRUE(child->wait(seconds(10)).isOk());
+  writeEnd.reset();
+  char buf[16] = {};
+  EXPECT_EQ(::read(readEnd.get(), buf, sizeof buf), 6);
+  EXPECT_EQ(std::string(buf), "acked\n");
 }
 
 }  // namespace

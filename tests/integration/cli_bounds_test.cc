@@ -26,15 +26,6 @@ class CliBoundsTest : public CliTest {
     }
     return v.as_object().at("error").as_object();
   }
-  // `shoal <args>` exactly as given (no --space appended), in this test's HOME.
-  CliRun raw(std::vector<std::string> args) {
-    std::string out = home_->join("raw-out" + std::to_string(runs_));
-    std::string err = home_->join("raw-err" + std::to_string(runs_++));
-    SpawnOptions opts = shoalSpawn({"--version"}, out, err);  // env and outputs only
-    opts.argv = {SHOAL_BINARY};
-    opts.argv.insert(opts.argv.end(), args.begin(), args.end());
-    return runToEnd(opts, out, err, std::chrono::seconds(30));
-  }
   std::string reasonOf(const CliRun& run) {
     json::object e = errorOf(run);
     return e.contains("reason") ? std::string(e.at("reason").as_string()) : "";

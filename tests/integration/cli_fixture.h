@@ -166,6 +166,16 @@ class CliTest : public ::testing::Test {
     return runToEnd(opts, outPath, errPath, bound);
   }
 
+  // `shoal <args>` exactly as given (no --space added), in this test's HOME.
+  CliRun raw(std::vector<std::string> args) {
+    std::string out = home_->join("raw-out" + std::to_string(runs_));
+    std::string err = home_->join("raw-err" + std::to_string(runs_++));
+    SpawnOptions opts = shoalSpawn({"--version"}, out, err);  // env and outputs only
+    opts.argv = {SHOAL_BINARY};
+    opts.argv.insert(opts.argv.end(), args.begin(), args.end());
+    return runToEnd(opts, out, err, std::chrono::seconds(30));
+  }
+
   CliRun up() { return shoal({"up", "--port", std::to_string(port_)}); }
   // For tests that run their own `shoal daemon run` in the foreground.
   CliRun upWithoutDaemon() { return shoal({"up", "--port", std::to_string(port_), "--no-daemon"}); }

@@ -10,18 +10,7 @@ namespace {
 
 namespace json = boost::json;
 
-class CliHabitsTest : public CliTest {
- protected:
-  // `shoal <args>` exactly as given (no --space appended), in this test's HOME.
-  CliRun raw(std::vector<std::string> args) {
-    std::string out = home_->join("raw-out" + std::to_string(runs_));
-    std::string err = home_->join("raw-err" + std::to_string(runs_++));
-    SpawnOptions opts = shoalSpawn({"--version"}, out, err);  // env and outputs only
-    opts.argv = {SHOAL_BINARY};
-    opts.argv.insert(opts.argv.end(), args.begin(), args.end());
-    return runToEnd(opts, out, err, std::chrono::seconds(30));
-  }
-};
+class CliHabitsTest : public CliTest {};
 
 TEST_F(CliHabitsTest, TyposGlobalFlagsHelpCompletionAndQuotedNames) {
   ASSERT_NO_FATAL_FAILURE(upAndConnect());

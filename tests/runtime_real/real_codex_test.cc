@@ -35,6 +35,7 @@
 #include "test_runtimes.h"
 #include "testing/eventually.h"
 #include "testing/managed_space.h"
+#include "testing/occurrences.h"
 #include "testing/temp_dir.h"
 
 #include <gtest/gtest.h>
@@ -64,14 +65,7 @@ std::string stringAt(const json::object& o, const char* key) {
   return it != o.end() && it->value().is_string() ? std::string(it->value().as_string()) : "";
 }
 
-size_t occurrences(const std::string& haystack, const std::string& needle) {
-  size_t n = 0;
-  for (size_t at = haystack.find(needle); at != std::string::npos;
-       at = haystack.find(needle, at + needle.size())) {
-    ++n;
-  }
-  return n;
-}
+using shoal::testing::occurrences;
 
 // What the install script said, shared by the suite's tests (SetUpTestSuite).
 shoal::testing::InstalledRuntime& install() {
