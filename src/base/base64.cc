@@ -66,4 +66,27 @@ std::optional<std::string> base64Decode(std::string_view in) {
   return out;
 }
 
+std::string base64UrlEncode(std::string_view in) {
+  std::string out = base64Encode(in);
+  while (!out.empty() && out.back() == '=')
+    out.pop_back();
+  for (char& c : out) {
+    if (c == '+') c = '-';
+    if (c == '/') c = '_';
+  }
+  return out;
+}
+
+std::optional<std::string> base64UrlDecode(std::string_view in) {
+  if (in.size() % 4 == 1) return std::nullopt;
+  std::string standard(in);
+  for (char& c : standard) {
+    if (c == '+' || c == '/' || c == '=') return std::nullopt;
+    if (c == '-') c = '+';
+    if (c == '_') c = '/';
+  }
+  standard.append((4 - standard.size() % 4) % 4, '=');
+  return base64Decode(standard);
+}
+
 }  // namespace shoal

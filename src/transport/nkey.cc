@@ -9,12 +9,13 @@
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 
+#include "base/base32.h"
+
 namespace shoal::transport {
 namespace {
 
 constexpr size_t kRawKeyBytes = 32;
 constexpr unsigned char kSeedPrefix = 18 << 3;  // 'S'
-constexpr std::string_view kBase32Alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
 
 uint16_t crc16Xmodem(std::string_view data) {
   uint16_t crc = 0;
@@ -25,39 +26,6 @@ uint16_t crc16Xmodem(std::string_view data) {
                                 : static_cast<uint16_t>(crc << 1);
   }
   return crc;
-}
-
-std::string base32Encode(std::string_view in) {
-  std::string out;
-  uint32_t buffer = 0;
-  int bits = 0;
-  for (unsigned char byte : in) {
-    buffer = (buffer << 8) | byte;
-    bits += 8;
-    while (bits >= 5) {
-      out.push_back(kBase32Alphabet[(buffer >> (bits - 5)) & 31]);
-      bits -= 5;
-    }
-  }
-  if (bits > 0) out.push_back(kBase32Alphabet[(buffer << (5 - bits)) & 31]);
-  return out;
-}
-
-std::optional<std::string> base32Decode(std::string_view in) {
-  std::string out;
-  uint32_t buffer = 0;
-  int bits = 0;
-  for (char c : in) {
-    size_t v = kBase32Alphabet.find(c);
-    if (v == std::string_view::npos) return std::nullopt;
-    buffer = (buffer << 5) | static_cast<uint32_t>(v);
-    bits += 5;
-    if (bits >= 8) {
-      out.push_back(static_cast<char>((buffer >> (bits - 8)) & 0xff));
-      bits -= 8;
-    }
-  }
-  return out;
 }
 
 // `payload ‖ CRC-16 little-endian`, base32.
@@ -175,6 +143,19 @@ Result<std::string> nkeySign(std::string_view seed, std::string_view data) {
     return internalError("openssl", "Ed25519 signing failed");
   }
   return std::string(reinterpret_cast<const char*>(sig.data()), len);
+}
+
+bool nkeyVerify(std::string_view publicKey, std::string_view data, std::string_view signature) {
+  auto payload = checkedPayload(publicKey);
+  if (!payload || payload->size() != 1 + kRawKeyBytes) return false;
+  Pkey key(EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, nullptr,
+                                       reinterpret_cast<const unsigned char*>(payload->data() + 1),
+                                       kRawKeyBytes));
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
+  return key && ctx && EVP_DigestVerifyInit(ctx.get(), nullptr, nullptr, nullptr, key.get()) == 1 &&
+         EVP_DigestVerify(ctx.get(), reinterpret_cast<const unsigned char*>(signature.data()),
+                          signature.size(), reinterpret_cast<const unsigned char*>(data.data()),
+                          data.size()) == 1;
 }
 
 bool isNKeyPublic(std::string_view publicKey, NKeyRole role) {

@@ -43,6 +43,10 @@ Result<NKeyPair> nkeyFromSeed(std::string_view seed);
 // Signs `data` with the seed (Ed25519): the 64-byte raw signature.
 Result<std::string> nkeySign(std::string_view seed, std::string_view data);
 
+// Whether `signature` is `publicKey`'s Ed25519 signature of `data` (false for a malformed key
+// of any role, or a bad signature).
+bool nkeyVerify(std::string_view publicKey, std::string_view data, std::string_view signature);
+
 // Whether `publicKey` is a well-formed encoded public key of `role` (prefix, length, CRC).
 bool isNKeyPublic(std::string_view publicKey, NKeyRole role);
 

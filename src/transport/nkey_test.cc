@@ -31,6 +31,21 @@ TEST(NKeyTest, SignatureOfANonceMatchesTheVector) {
       "ZaAiVDgB5CeYoXoQ7cBCmq+ZllzUnGUoDVb8C7PilWvCs8XKfUchAUhz2P4BYAF++Dg3w05CqyQFRDiGL6LrDw==");
 }
 
+// The vector's signature verifies under its public key, and nothing else does.
+TEST(NKeyTest, VerifyAcceptsOnlyTheSignersSignatureOfTheSameBytes) {
+  auto sig = nkeySign(kSeed, "PXoWU7zWAMt75FY");
+  ASSERT_TRUE(sig.isOk());
+  EXPECT_TRUE(nkeyVerify(kPublic, "PXoWU7zWAMt75FY", *sig));
+  EXPECT_FALSE(nkeyVerify(kPublic, "PXoWU7zWAMt75FZ", *sig));
+  auto other = generateNKey(NKeyRole::kUser);
+  ASSERT_TRUE(other.isOk());
+  EXPECT_FALSE(nkeyVerify(other->publicKey, "PXoWU7zWAMt75FY", *sig));
+  std::string flipped = *sig;
+  flipped[0] = static_cast<char>(flipped[0] ^ 1);
+  EXPECT_FALSE(nkeyVerify(kPublic, "PXoWU7zWAMt75FY", flipped));
+  EXPECT_FALSE(nkeyVerify("UNOTAKEY", "PXoWU7zWAMt75FY", *sig));
+}
+
 // A generated pair round-trips: its seed decodes to the same public key, of the asked role.
 TEST(NKeyTest, GeneratedPairsRoundTripAndDiffer) {
   for (NKeyRole role : {NKeyRole::kUser, NKeyRole::kAccount, NKeyRole::kOperator}) {
