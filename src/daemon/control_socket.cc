@@ -1,10 +1,10 @@
 #include "daemon/control_socket.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 
-#include <boost/json.hpp>
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -19,8 +19,6 @@
 
 namespace shoal::daemon {
 namespace {
-
-namespace json = boost::json;
 
 Status errnoStatus(std::string_view op, const std::string& path) {
   return statusFromErrno(errno, op, path);
@@ -105,43 +103,6 @@ Result<std::string> readLine(int fd, const ReadBounds& bounds) {
   }
 }
 
-std::string errorReply(const Status& s) {
-  json::object error{{"code", std::string(statusCodeName(s.code()))},
-                     {"reason", std::string(s.reason())},
-                     {"message", std::string(s.message())}};
-  return json::serialize(json::object{{"ok", false}, {"error", std::move(error)}}) + "\n";
-}
-
-StatusCode codeFromName(std::string_view name) {
-  for (int c = 1; c <= static_cast<int>(StatusCode::kCancelled); ++c) {
-    if (statusCodeName(static_cast<StatusCode>(c)) == name) return static_cast<StatusCode>(c);
-  }
-  return StatusCode::kInternal;
-}
-
-Result<ControlRequest> parseRequest(std::string_view line) {
-  boost::system::error_code ec;
-  json::value v = json::parse(line, ec);
-  if (ec || !v.is_object()) {
-    return invalidArgument("malformed-json", "a control request is one JSON object");
-  }
-  ControlRequest r;
-  for (const auto& [key, value] : v.as_object()) {
-    if (key == "op" && value.is_string()) {
-      r.op = std::string(value.as_string());
-    } else if (key == "args" && value.is_object()) {
-      r.argsJson = json::serialize(value);
-    } else {
-      return invalidArgument("bad-control-request",
-                             "a control request has a string `op` and an object `args`, "
-                             "nothing else (`" +
-                                 std::string(key) + "`)");
-    }
-  }
-  if (r.op.empty()) return invalidArgument("bad-control-request", "the request names no op");
-  return r;
-}
-
 }  // namespace
 
 Result<std::string> controlSocketPath(std::string_view space) {
@@ -222,7 +183,7 @@ void ControlServer::run() {
     int client = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (client < 0) continue;
     if (connections_.size() >= kMaxControlConnections) {
-      (void)writeAll(client, errorReply(unavailable("control-busy",
+      (void)writeAll(client, controlErrorReply(unavailable("control-busy",
                                                     "the daemon is serving " +
                                                         std::to_string(kMaxControlConnections) +
                                                         " control connections; try again")));
@@ -266,9 +227,9 @@ void ControlServer::serveOne(int client) {
   auto line = readLine(client, bounds);
   std::string reply;
   if (!line.isOk()) {
-    reply = errorReply(line.status());
-  } else if (auto request = parseRequest(*line); !request.isOk()) {
-    reply = errorReply(request.status());
+    reply = controlErrorReply(line.status());
+  } else if (auto request = parseControlRequest(*line); !request.isOk()) {
+    reply = controlErrorReply(request.status());
   } else {
     // Requests are read concurrently; they are handled one at a time, and never during a tick.
     Result<std::string> result = [&] {
@@ -276,9 +237,9 @@ void ControlServer::serveOne(int client) {
       return handler_(*request);
     }();
     if (result.isOk()) {
-      reply = R"({"ok":true,"result":)" + *result + "}\n";
+      reply = controlResultReply(*result);
     } else {
-      reply = errorReply(result.status());
+      reply = controlErrorReply(result.status());
     }
   }
   served_.fetch_add(1);
@@ -296,15 +257,12 @@ Result<std::string> controlRequest(const std::string& path, const ControlRequest
                        "no seat daemon answers on " + path +
                            "; `shoal up` runs one (or `shoal daemon run` in a terminal)");
   }
-  boost::system::error_code ec;
-  json::value args = json::parse(request.argsJson, ec);
-  if (ec || !args.is_object()) {
+  Result<std::string> line = encodeControlRequest(request);
+  if (!line.isOk()) {
     ::close(fd);
-    return invalidArgument("bad-control-request", "args must be a JSON object");
+    return line.status();
   }
-  std::string line =
-      json::serialize(json::object{{"op", request.op}, {"args", std::move(args)}}) + "\n";
-  if (!writeAll(fd, line)) {
+  if (!writeAll(fd, *line)) {
     ::close(fd);
     return unavailable("control-write-failed", "the daemon closed the control connection");
   }
@@ -314,24 +272,7 @@ Result<std::string> controlRequest(const std::string& path, const ControlRequest
   auto reply = readLine(fd, bounds);
   ::close(fd);
   if (!reply.isOk()) return reply.status();
-  json::value v = json::parse(*reply, ec);
-  if (ec || !v.is_object() || !v.as_object().contains("ok")) {
-    return internalError("bad-control-reply", "the daemon's reply is not a control reply");
-  }
-  const json::object& o = v.as_object();
-  if (o.at("ok").is_bool() && o.at("ok").as_bool()) {
-    const json::value* result = o.if_contains("result");
-    return result != nullptr ? json::serialize(*result) : std::string("null");
-  }
-  const json::value* error = o.if_contains("error");
-  if (error == nullptr || !error->is_object()) {
-    return internalError("bad-control-reply", "the daemon's error reply names no error");
-  }
-  auto text = [&](std::string_view key) -> std::string {
-    const json::value* f = error->as_object().if_contains(key);
-    return f != nullptr && f->is_string() ? std::string(f->as_string()) : std::string();
-  };
-  return Status(codeFromName(text("code")), text("reason"), text("message"));
+  return parseControlReply(*reply);
 }
 
 }  // namespace shoal::daemon

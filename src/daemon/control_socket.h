@@ -6,7 +6,7 @@
 //
 // Protocol: one request per connection. The client writes one JSON object and a newline
 // (at most kMaxControlRequestBytes); the server answers one JSON object and a newline, then
-// closes:
+// closes (the messages are daemon/control_protocol.h):
 //   request   {"op":"seat.list","args":{…}}
 //   reply     {"ok":true,"result":…}  |  {"ok":false,"error":{"code","reason","message"}}
 // A request that is too large, not JSON, or from another uid gets an error reply (or, for
@@ -38,6 +38,7 @@
 
 #include "base/result.h"
 #include "base/status.h"
+#include "daemon/control_protocol.h"
 
 namespace shoal::daemon {
 
@@ -47,11 +48,6 @@ inline constexpr std::chrono::milliseconds kControlFirstByte{1000};
 
 // The socket path for `space` (see above). Creates nothing.
 Result<std::string> controlSocketPath(std::string_view space);
-
-struct ControlRequest {
-  std::string op;
-  std::string argsJson = "{}";  // the compact JSON of `args` (an object)
-};
 
 // The handler answers with a result (compact JSON text) or a Status (sent as the error).
 using ControlHandler = std::function<Result<std::string>(const ControlRequest&)>;

@@ -1,6 +1,6 @@
 // EventStream: one `GET` of a text/event-stream URL held open and read event by event — what
-// the OpenCode driver uses for `GET /event` (daemon/opencode_driver.h). SseDecoder: the SSE
-// grammar fed in pieces, shared with sseEventData (http_client.h) for whole bodies.
+// the OpenCode driver uses for `GET /event` (daemon/opencode_driver.h). The framings it reads
+// (chunked transfer coding, the SSE grammar) are the pure decoders of mcp/sse_decoder.h.
 //
 // The stream is plain http on one TCP connection (no TLS, redirects or reconnection: a stream
 // that ends is over, and the caller decides what that means — OpenCode's has no replay cursor,
@@ -29,29 +29,9 @@
 #include <vector>
 
 #include "base/result.h"
+#include "mcp/sse_decoder.h"
 
 namespace shoal::mcp {
-
-// The SSE grammar: lines end with CRLF, LF or CR; `data:` lines accumulate (one leading space
-// dropped, several joined with "\n"); a blank line dispatches a non-empty data; comments and
-// other fields are ignored.
-class SseDecoder {
- public:
-  // Appends the data of every event completed by `bytes` to `out`.
-  void feed(std::string_view bytes, std::vector<std::string>& out);
-  // The end of the body: a last event without its blank line is dispatched.
-  void finish(std::vector<std::string>& out);
-  // Bytes held for the event being read (to bound it).
-  size_t pendingBytes() const { return line_.size() + data_.size(); }
-
- private:
-  void line(std::string_view text, std::vector<std::string>& out);
-
-  std::string line_;
-  std::string data_;
-  bool hasData_ = false;
-  bool lastWasCr_ = false;
-};
 
 struct EventStreamOptions {
   std::chrono::milliseconds connectTimeout{5000};
@@ -84,11 +64,10 @@ class EventStream {
   const EventStreamOptions options_;
   const bool chunked_;
   std::atomic<bool> closed_{false};
-  std::string bytes_;          // received, not yet decoded
-  size_t chunkLeft_ = 0;       // chunked: payload bytes left in the current chunk
-  bool chunkTrailer_ = false;  // chunked: a chunk's CRLF is due
-  bool ended_ = false;         // the server closed the body
-  bool undecodable_ = false;   // bytes_ holds only a partial chunk header: wait for more
+  std::string bytes_;         // received, not yet decoded
+  ChunkedDecoder chunks_;     // chunked: the transfer coding
+  bool ended_ = false;        // the server closed the body
+  bool undecodable_ = false;  // bytes_ holds only a partial chunk header: wait for more
   SseDecoder sse_;
   std::vector<std::string> ready_;  // decoded events not handed out yet
   size_t readyAt_ = 0;

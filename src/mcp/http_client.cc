@@ -11,7 +11,7 @@
 #include <boost/beast/http.hpp>
 #include <fmt/format.h>
 
-#include "mcp/event_stream.h"
+#include "mcp/sse_decoder.h"
 
 namespace shoal::mcp {
 namespace {

@@ -56,6 +56,22 @@ std::string mediaType(std::string_view element) {
   return lower(trim(element.substr(0, element.find(';'))));
 }
 
+// A request header's value as refusal text: printable ASCII as it is, any other byte as \xNN.
+// HTTP allows any byte above 0x7f in a field value (obs-text), and a refusal that quoted one
+// verbatim would not be valid UTF-8, so not JSON.
+std::string printable(std::string_view value) {
+  std::string out;
+  for (char c : value) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x20 && byte < 0x7f) {
+      out += c;
+    } else {
+      out += fmt::format("\\x{:02x}", byte);
+    }
+  }
+  return out;
+}
+
 // Compares in time that depends only on the lengths, never on where the bytes differ.
 bool constantTimeEquals(std::string_view a, std::string_view b) {
   size_t n = std::max(a.size(), b.size());
@@ -219,14 +235,14 @@ std::optional<HttpResponse> HttpHandler::checkAccess(const HttpRequest& request)
   std::string host = lower(trim(request.header("host")));
   if (std::find(allowedHosts_.begin(), allowedHosts_.end(), host) == allowedHosts_.end()) {
     return refusal(403, jsonrpc::kBadRequest,
-                   fmt::format("Forbidden: Host `{}` is not this server (use {})", host,
+                   fmt::format("Forbidden: Host `{}` is not this server (use {})", printable(host),
                                allowedHosts_.front()));
   }
   if (request.hasHeader("origin") && !isAllowedOrigin(trim(request.header("origin")))) {
     return refusal(403, jsonrpc::kBadRequest,
                    fmt::format("Forbidden: Origin `{}` is not allowed (only http://127.0.0.1 "
                                "and http://localhost)",
-                               request.header("origin")));
+                               printable(request.header("origin"))));
   }
   std::string_view auth = trim(request.header("authorization"));
   bool authorized = false;
@@ -282,7 +298,7 @@ std::optional<HttpResponse> HttpHandler::useSession(const HttpRequest& request,
       return refusal(400, jsonrpc::kBadRequest,
                      fmt::format("Bad Request: unsupported MCP-Protocol-Version `{}` (supported: "
                                  "2025-11-25, 2025-06-18, 2025-03-26)",
-                                 asked));
+                                 printable(asked)));
     }
     if (asked != *version) {
       return refusal(400, jsonrpc::kBadRequest,

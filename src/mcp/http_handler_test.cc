@@ -346,6 +346,28 @@ TEST_F(HttpHandlerTest, HostAndOriginAreChecked) {
   }
 }
 
+// A refusal quotes the offending header with its non-ASCII bytes escaped: HTTP lets a client
+// send any byte above 0x7f in a header, and the JSON body must stay valid UTF-8 (found by
+// fuzz_mcp_http).
+TEST_F(HttpHandlerTest, ARefusalQuotingABadHeaderIsStillJson) {
+  const std::string ping = R"({"jsonrpc":"2.0","id":1,"method":"ping"})";
+  HttpRequest badHost = request("POST", ping);
+  badHost.headers[0].second = "1\x96\xff" "27.0.0.1:4321";
+  HttpResponse refusedHost = send(badHost);
+  EXPECT_EQ(refusedHost.status, 403);
+  EXPECT_THAT(std::string(bodyOf(refusedHost).at("error").at("message").as_string()),
+              HasSubstr("`1\\x96\\xff27.0.0.1:4321`"));
+  HttpResponse refusedOrigin = send(request("POST", ping, {{"Origin", "http://\xc3("}}));
+  EXPECT_EQ(refusedOrigin.status, 403);
+  EXPECT_THAT(std::string(bodyOf(refusedOrigin).at("error").at("message").as_string()),
+              HasSubstr("`http://\\xc3(`"));
+  std::string s = initialize();
+  HttpResponse refusedVersion = inSession(s, ping, {{"MCP-Protocol-Version", "2025\xe2\x80"}});
+  EXPECT_EQ(refusedVersion.status, 400);
+  EXPECT_THAT(std::string(bodyOf(refusedVersion).at("error").at("message").as_string()),
+              HasSubstr("`2025\\xe2\\x80`"));
+}
+
 // GET is 405 (no server stream); DELETE ends a session, after which it is 404.
 TEST_F(HttpHandlerTest, GetIs405AndDeleteEndsTheSession) {
   HttpResponse get = send(request("GET", ""));

@@ -1,5 +1,6 @@
 #include "mcp/json_rpc.h"
 
+#include <cmath>
 #include <utility>
 
 #include <boost/json.hpp>
@@ -8,8 +9,11 @@ namespace shoal::mcp::jsonrpc {
 namespace json = boost::json;
 namespace {
 
+// A string or a number the response can carry back: Boost.JSON reads `1e999` as infinity and
+// `0e400` as NaN, and would write them back as `Infinity` / `NaN`, which is not JSON.
 bool isValidId(const json::value& id) {
-  return id.is_string() || id.is_number();
+  return id.is_string() || id.is_int64() || id.is_uint64() ||
+         (id.is_double() && std::isfinite(id.as_double()));
 }
 
 // Reads one element; on failure sets `error` and, when readable, `errorId`.

@@ -2,7 +2,7 @@
 // response objects. Pure: no I/O, no MCP semantics (those live in mcp/http_handler.h).
 //
 // A message is one JSON object with "jsonrpc":"2.0" and
-//   a request       "method" (string) and "id" (string or number, never null)
+//   a request       "method" (string) and "id" (string or finite number, never null)
 //   a notification  "method" and no "id"
 //   a response      "id" and exactly one of "result" / "error", no "method"
 // "params", when present, must be an object (MCP never uses positional params). Anything else

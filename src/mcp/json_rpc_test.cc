@@ -58,6 +58,24 @@ TEST(JsonRpcFraming, NonMessagesAreInvalidRequests) {
   EXPECT_EQ(p.errorId, json::value(9));
 }
 
+// An id whose number overflows (1e999 reads as infinity, 0e400 as NaN) cannot be echoed in
+// valid JSON: the message is an invalid request, answered with a null id (found by
+// fuzz_json_rpc).
+TEST(JsonRpcFraming, AnIdThatCannotBeWrittenBackIsInvalid) {
+  for (const char* body : {R"({"jsonrpc":"2.0","id":1e999,"method":"ping"})",
+                           R"({"jsonrpc":"2.0","id":-1e999,"method":"ping"})",
+                           R"({"jsonrpc":"2.0","id":0e400,"method":"ping"})",
+                           R"({"jsonrpc":"2.0","id":1e999,"result":{}})"}) {
+    auto p = parseBody(body);
+    ASSERT_TRUE(p.error) << body;
+    EXPECT_EQ(p.error->code, kInvalidRequest) << body;
+    EXPECT_TRUE(p.errorId.is_null()) << body;
+  }
+  auto fine = parseBody(R"({"jsonrpc":"2.0","id":2.5e3,"method":"ping"})");
+  ASSERT_FALSE(fine.error);
+  EXPECT_EQ(fine.messages[0].id, json::value(2500.0));
+}
+
 // A batch is read element by element; an empty or partly invalid batch is refused whole.
 TEST(JsonRpcFraming, BatchIsAllOrNothing) {
   auto ok =
