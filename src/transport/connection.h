@@ -14,6 +14,9 @@
 // `permission-violation`, naming the subject when the server's text has it — handed to
 // `ConnectOptions::onEvent`, and is also counted and kept as `lastAsyncError()`. A subscribe is
 // only known to be accepted after `flush()` returned with no new permission event.
+// When several refusals arrive together, nats.c keeps only the latest error text, so each of
+// their events may name the latest refusal's subject: count refusals, or flush after each
+// operation, when the subject matters (planes/grants_test.cc does).
 //
 // Inbox: every connection has an id `ibx` + 32 hex chars; its reply inbox prefix defaults to
 // `_INBOX_<connId>` so permissions can grant one connection exactly its own inbox.

@@ -3,12 +3,12 @@
 // user JWT's grants (a denied publish is a permission violation), gives the account JetStream,
 // and refuses an expired user, a user signed by a key its account does not hold, and a forged
 // token (issue 19 item 1).
+#include <atomic>
 #include <fstream>
 
 #include "base/clock.h"
 #include "testing/eventually.h"
-#include "testing/nats_fixture.h"
-#include "testing/temp_dir.h"
+#include "testing/operator_fixture.h"
 #include "transport/connection.h"
 #include "transport/jetstream.h"
 #include "transport/jwt.h"
@@ -22,61 +22,7 @@ namespace {
 using shoal::testing::ConnectionEvents;
 using std::chrono::seconds;
 
-NKeyPair fresh(NKeyRole role) {
-  return *generateNKey(role);
-}
-
-class OperatorModeTest : public shoal::testing::NatsServerTest {
- protected:
-  shoal::testing::TestNatsServerOptions serverOptions() override {
-    const int64_t now = Clock::real().wallMs() / 1000;
-    auto opJwt =
-        encodeOperatorJwt({"shoal-test", op_.publicKey, sys_.publicKey, {}}, op_.seed, now);
-    auto sysJwt = encodeAccountJwt({"SYS", sys_.publicKey, false, {}, {}}, op_.seed, now);
-    auto accJwt = encodeAccountJwt({"main", account_.publicKey, true, {}, {}}, op_.seed, now);
-    EXPECT_TRUE(opJwt.isOk() && sysJwt.isOk() && accJwt.isOk());
-    shoal::testing::TestNatsServerOptions options;
-    options.extraConfig = "operator: \"" + *opJwt + "\"\nsystem_account: " + sys_.publicKey +
-                          "\nresolver: MEMORY\nresolver_preload: {\n  " + sys_.publicKey + ": \"" +
-                          *sysJwt + "\"\n  " + account_.publicKey + ": \"" + *accJwt + "\"\n}\n";
-    return options;
-  }
-
-  void SetUp() override {
-    auto dir = shoal::testing::TempDir::create("creds");
-    ASSERT_TRUE(dir.isOk());
-    dir_.emplace(std::move(dir).value());
-    NatsServerTest::SetUp();
-  }
-
-  // A `.creds` file for a fresh user of the account with `permissions`, signed by `signerSeed`
-  // (the account's own by default), expiring at `expiresAt` (0: never).
-  std::string mintCreds(const std::string& name, UserPermissions permissions, int64_t expiresAt = 0,
-                        std::string signerSeed = "") {
-    NKeyPair user = fresh(NKeyRole::kUser);
-    UserClaims claims{name, user.publicKey, account_.publicKey, std::move(permissions), expiresAt};
-    auto token = encodeUserJwt(claims, signerSeed.empty() ? account_.seed : signerSeed,
-                               Clock::real().wallMs() / 1000);
-    EXPECT_TRUE(token.isOk()) << token.status().toString();
-    const std::string path = dir_->join(name + ".creds");
-    std::ofstream(path) << formatCreds(*token, user.seed);
-    return path;
-  }
-
-  Result<std::unique_ptr<Connection>> connectWith(const std::string& creds,
-                                                  ConnectionEvents* events = nullptr) {
-    ConnectOptions options = optionsForServer();
-    options.credentialsFile = creds;
-    options.allowReconnect = false;
-    if (events != nullptr) options.onEvent = events->handler();
-    return Connection::connect(options);
-  }
-
-  NKeyPair op_ = fresh(NKeyRole::kOperator);
-  NKeyPair sys_ = fresh(NKeyRole::kAccount);
-  NKeyPair account_ = fresh(NKeyRole::kAccount);
-  std::optional<shoal::testing::TempDir> dir_;
-};
+class OperatorModeTest : public shoal::testing::OperatorModeServerTest {};
 
 TEST_F(OperatorModeTest, AMintedUserGetsExactlyItsGrants) {
   UserPermissions p;
@@ -101,10 +47,7 @@ TEST_F(OperatorModeTest, AMintedUserGetsExactlyItsGrants) {
 }
 
 TEST_F(OperatorModeTest, TheAccountHasJetStream) {
-  UserPermissions all;
-  all.publish.allow = {">"};
-  all.subscribe.allow = {">"};
-  auto conn = connectWith(mintCreds("admin", all));
+  auto conn = connectWith(mintAllowAll("admin"));
   ASSERT_TRUE(conn.isOk()) << conn.status().toString();
   auto js = JetStream::create(**conn);
   ASSERT_TRUE(js.isOk()) << js.status().toString();
@@ -121,13 +64,13 @@ TEST_F(OperatorModeTest, ExpiredUnknownSignerAndForgedUsersAreRefused) {
   UserPermissions all;
   all.publish.allow = {">"};
   all.subscribe.allow = {">"};
-  const int64_t now = Clock::real().wallMs() / 1000;
+  const int64_t now = nowSeconds();
   auto expired = connectWith(mintCreds("old", all, now - 60));
   ASSERT_FALSE(expired.isOk());
   EXPECT_EQ(expired.status().code(), StatusCode::kPermissionDenied) << expired.status().toString();
 
   // Signed by an account key this account does not list as a signing key.
-  auto stranger = connectWith(mintCreds("stranger", all, 0, fresh(NKeyRole::kAccount).seed));
+  auto stranger = connectWith(mintCreds("stranger", all, 0, freshKey(NKeyRole::kAccount).seed));
   ASSERT_FALSE(stranger.isOk());
   EXPECT_EQ(stranger.status().code(), StatusCode::kPermissionDenied);
 
@@ -135,11 +78,11 @@ TEST_F(OperatorModeTest, ExpiredUnknownSignerAndForgedUsersAreRefused) {
   const std::string good = mintCreds("good", all);
   std::ifstream in(good);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  NKeyPair other = fresh(NKeyRole::kUser);
+  NKeyPair other = freshKey(NKeyRole::kUser);
   const size_t seedAt = text.find("SU");
   text.replace(seedAt, other.seed.size(), other.seed);
-  std::ofstream(dir_->join("forged.creds")) << text;
-  auto forged = connectWith(dir_->join("forged.creds"));
+  std::ofstream(credsDir_->join("forged.creds")) << text;
+  auto forged = connectWith(credsDir_->join("forged.creds"));
   ASSERT_FALSE(forged.isOk());
   EXPECT_EQ(forged.status().code(), StatusCode::kPermissionDenied);
 }

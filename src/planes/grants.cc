@@ -1,0 +1,191 @@
+#include "planes/grants.h"
+
+#include "wire/channel.h"
+#include "wire/names.h"
+#include "wire/subject.h"
+#include "wire/token.h"
+
+namespace shoal::planes {
+namespace {
+
+using Direction = GrantRow::Direction;
+using Effect = GrantRow::Effect;
+
+// Collects rows; every builder result is checked once, at the end.
+class Rows {
+ public:
+  void pub(std::string subject, std::string purpose) {
+    rows_.push_back({Direction::kPublish, Effect::kAllow, std::move(subject), std::move(purpose)});
+  }
+  void sub(std::string subject, std::string purpose) {
+    rows_.push_back(
+        {Direction::kSubscribe, Effect::kAllow, std::move(subject), std::move(purpose)});
+  }
+  void denyPub(std::string subject, std::string purpose) {
+    rows_.push_back({Direction::kPublish, Effect::kDeny, std::move(subject), std::move(purpose)});
+  }
+  std::vector<GrantRow> take() { return std::move(rows_); }
+
+ private:
+  std::vector<GrantRow> rows_;
+};
+
+struct Names {
+  std::string root, chat, dm, task, dlv, presence, channels, delivery, membership;
+};
+
+Result<Names> namesOf(std::string_view space) {
+  Names n;
+  SHOAL_ASSIGN_OR_RETURN(n.chat, wire::streamName(wire::Stream::kChat, space));
+  SHOAL_ASSIGN_OR_RETURN(n.dm, wire::streamName(wire::Stream::kDm, space));
+  SHOAL_ASSIGN_OR_RETURN(n.task, wire::streamName(wire::Stream::kTask, space));
+  SHOAL_ASSIGN_OR_RETURN(n.dlv, wire::streamName(wire::Stream::kDlv, space));
+  SHOAL_ASSIGN_OR_RETURN(n.presence, wire::bucketName(wire::Bucket::kPresence, space));
+  SHOAL_ASSIGN_OR_RETURN(n.channels, wire::bucketName(wire::Bucket::kChannels, space));
+  SHOAL_ASSIGN_OR_RETURN(n.delivery, wire::bucketName(wire::Bucket::kDelivery, space));
+  SHOAL_ASSIGN_OR_RETURN(n.membership, wire::bucketName(wire::Bucket::kMembership, space));
+  n.root = "cotal." + std::string(space);
+  return n;
+}
+
+Status checkConnId(std::string_view connId) {
+  const bool ok = connId.size() >= 8 && connId.size() <= 120 && wire::isRoutingToken(connId);
+  return ok ? Status::ok()
+            : invalidArgument("bad-conn-id", "a connection id is 8-120 of [A-Za-z0-9_-]");
+}
+
+// Reads of a KV bucket: its stream's info, single-key gets and ordered-consumer watches.
+void kvReads(Rows& r, const std::string& bucket, const std::string& why) {
+  const std::string stream = "KV_" + bucket;
+  r.pub("$JS.API.STREAM.INFO." + stream, why);
+  r.pub("$JS.API.STREAM.MSG.GET." + stream, why);
+  r.pub("$JS.API.CONSUMER.CREATE." + stream, why);
+  r.pub("$JS.API.CONSUMER.CREATE." + stream + ".>", why);
+  r.pub("$JS.API.CONSUMER.INFO." + stream + ".>", why);
+  r.pub("$JS.API.CONSUMER.DELETE." + stream + ".>", why);
+}
+
+// Bind-only use of one durable: its info, pulls and acks — never a create.
+void bindOnly(Rows& r, const std::string& stream, const std::string& durable,
+              const std::string& why) {
+  r.pub("$JS.API.CONSUMER.INFO." + stream + "." + durable, why);
+  r.pub("$JS.API.CONSUMER.MSG.NEXT." + stream + "." + durable, why);
+  r.pub("$JS.ACK." + stream + "." + durable + ".>", why);
+}
+
+// What an allow wildcard must never reach: creating consumers on the directed streams.
+void denyDirectedCreates(Rows& r, const Names& n) {
+  for (const std::string* stream : {&n.dm, &n.task, &n.dlv}) {
+    r.denyPub("$JS.API.CONSUMER.CREATE." + *stream, "no consumer creates on " + *stream);
+    r.denyPub("$JS.API.CONSUMER.CREATE." + *stream + ".>", "no consumer creates on " + *stream);
+    r.denyPub("$JS.API.CONSUMER.DURABLE.CREATE." + *stream + ".>",
+              "no durable creates on " + *stream);
+  }
+}
+
+void readerBase(Rows& r, const Names& n, const std::string& connId) {
+  r.sub("_INBOX_" + connId + ".>", "replies, pulls and watches to this connection");
+  r.pub("$JS.API.INFO", "JetStream account info");
+  r.pub("$JS.FC.>", "flow control of its watches");
+  kvReads(r, n.presence, "the roster");
+  kvReads(r, n.channels, "the channel registry");
+  kvReads(r, n.delivery, "the delivery plane's lease");
+}
+
+}  // namespace
+
+Result<std::vector<GrantRow>> agentGrants(const AgentScope& s) {
+  SHOAL_ASSIGN_OR_RETURN(Names n, namesOf(s.space));
+  SHOAL_RETURN_IF_ERROR(wire::validatePrincipal(s.principal));
+  SHOAL_RETURN_IF_ERROR(wire::validateLifecycleUid(s.lifecycleUid));
+  SHOAL_RETURN_IF_ERROR(checkConnId(s.connId));
+  const std::string me = s.principal.owner + "." + s.principal.actor;
+  SHOAL_ASSIGN_OR_RETURN(std::string chathist, wire::chathistDurable(s.principal, s.lifecycleUid));
+  SHOAL_ASSIGN_OR_RETURN(std::string dmD, wire::dmDurable(s.principal, s.lifecycleUid));
+  SHOAL_ASSIGN_OR_RETURN(std::string dlvD, wire::dlvDurable(s.principal, s.lifecycleUid));
+
+  Rows r;
+  r.sub("_INBOX_" + s.connId + ".>", "replies, pulls and watches to this connection");
+  for (const auto& pattern : s.readChannels) {
+    SHOAL_ASSIGN_OR_RETURN(std::string filter, wire::chatFilter(s.space, pattern));
+    r.sub(filter, "live posts of a channel it may read");
+    r.pub("$JS.API.CONSUMER.CREATE." + n.chat + "." + chathist + "." + filter,
+          "its chat history reader, pinned to a channel it may read");
+  }
+  r.sub(n.root + ".live.*." + me + ".reply.*", "answers to its liveness probes");
+  r.sub(n.root + ".rcpt." + me + ".*.*", "receipts of what it sent");
+  r.sub(n.root + ".wake.*.*", "seats' lifecycle events and wake results");
+
+  for (const auto& channel : s.postChannels) {
+    SHOAL_RETURN_IF_ERROR(wire::validateConcreteChannel(channel));
+    r.pub(n.root + ".chat." + me + "." + channel, "posts to a declared channel, as itself");
+  }
+  r.pub(n.root + ".inst.*.*." + me, "DMs to anyone, as itself");
+  r.pub(n.root + ".svc.*." + me, "work for any role, as itself");
+  r.pub(n.root + ".live.*." + me, "liveness probes of the planes, as itself");
+  r.pub("$JS.API.INFO", "JetStream account info");
+  r.pub("$JS.FC.>", "flow control of its watches");
+  r.pub("$JS.API.STREAM.INFO." + n.chat, "channel watermarks and counts");
+  r.pub("$JS.API.CONSUMER.INFO." + n.chat + "." + chathist, "its chat history reader");
+  r.pub("$JS.API.CONSUMER.MSG.NEXT." + n.chat + "." + chathist, "its chat history reader");
+  r.pub("$JS.API.CONSUMER.DELETE." + n.chat + "." + chathist, "its chat history reader");
+  bindOnly(r, n.dm, dmD, "its DM durable (bind only)");
+  bindOnly(r, n.dlv, dlvD, "its durable-channel backstop (bind only)");
+  r.pub("$KV." + n.presence + "." + me, "its own presence record");
+  kvReads(r, n.presence, "the roster");
+  kvReads(r, n.channels, "the channel registry");
+  r.pub("$JS.API.STREAM.MSG.GET.KV_" + n.delivery, "the delivery plane's lease");
+  if (s.role) {
+    SHOAL_RETURN_IF_ERROR(wire::validateRole(*s.role));
+    SHOAL_ASSIGN_OR_RETURN(std::string svcD, wire::svcDurable(*s.role));
+    r.pub("$JS.API.STREAM.INFO." + n.task, "the work queue of its role");
+    bindOnly(r, n.task, svcD, "work for its role (bind only)");
+  }
+  denyDirectedCreates(r, n);
+  return r.take();
+}
+
+Result<std::vector<GrantRow>> observerGrants(const ReaderScope& s) {
+  SHOAL_ASSIGN_OR_RETURN(Names n, namesOf(s.space));
+  SHOAL_RETURN_IF_ERROR(checkConnId(s.connId));
+  Rows r;
+  readerBase(r, n, s.connId);
+  r.sub(n.root + ".chat.>", "every channel's live posts");
+  r.sub(n.root + ".wake.>", "seats' lifecycle events and wake results");
+  r.pub("$JS.API.STREAM.INFO." + n.chat, "channel watermarks and counts");
+  r.pub("$JS.API.CONSUMER.CREATE." + n.chat, "channel history readers");
+  r.pub("$JS.API.CONSUMER.CREATE." + n.chat + ".>", "channel history readers");
+  r.pub("$JS.API.CONSUMER.INFO." + n.chat + ".>", "channel history readers");
+  r.pub("$JS.API.CONSUMER.MSG.NEXT." + n.chat + ".>", "channel history readers");
+  r.pub("$JS.API.CONSUMER.DELETE." + n.chat + ".>", "channel history readers");
+  kvReads(r, n.membership, "durable channel memberships");
+  denyDirectedCreates(r, n);
+  return r.take();
+}
+
+Result<std::vector<GrantRow>> adminGrants(const ReaderScope& s) {
+  SHOAL_ASSIGN_OR_RETURN(std::vector<GrantRow> rows, observerGrants(s));
+  SHOAL_ASSIGN_OR_RETURN(Names n, namesOf(s.space));
+  Rows r;
+  r.sub(n.root + ".inst.>", "every DM as it is sent (the messaging plane only)");
+  r.sub(n.root + ".svc.>", "every work item as it is sent");
+  r.sub(n.root + ".rcpt.>", "every receipt");
+  for (const std::string* stream : {&n.dm, &n.task}) {
+    r.pub("$JS.API.STREAM.INFO." + *stream, "history of " + *stream);
+    r.pub("$JS.API.STREAM.MSG.GET." + *stream, "history of " + *stream + ", by sequence");
+  }
+  for (auto& row : r.take())
+    rows.push_back(std::move(row));
+  return rows;
+}
+
+transport::UserPermissions permissionsOf(const std::vector<GrantRow>& rows) {
+  transport::UserPermissions p;
+  for (const auto& row : rows) {
+    auto& side = row.direction == Direction::kPublish ? p.publish : p.subscribe;
+    (row.effect == Effect::kAllow ? side.allow : side.deny).push_back(row.subject);
+  }
+  return p;
+}
+
+}  // namespace shoal::planes

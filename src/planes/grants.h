@@ -1,0 +1,66 @@
+// Grants: the broker permissions of every credential a space mints in auth mode, generated from
+// one table per profile (issue 19 item 2; Cotal Appendix B as digested in the wire notes §8).
+// Every profile is default-deny: a subject not allowed by a row is refused by the broker, and
+// the deny rows refuse what an allow wildcard would otherwise let through.
+//
+// Profiles (P = `cotal.<space>`; <o>.<a> the principal, <uid> its lifecycle uid):
+//   agent     a seat or `shoal join`: its reply inbox `_INBOX_<connId>.>`; publish forge-locked
+//             to its own sender suffix (`P.inst.*.*.<o>.<a>`, `P.svc.*.<o>.<a>`), `P.chat.<o>.<a>.
+//             <ch>` only for declared channels; its own presence key; bind-only on its DM / DLV
+//             (and role's svc) durables — consumer creates on DM/TASK/DLV denied; the chat
+//             history consumer only on its own durable over its read channels; liveness
+//             requests on its own `P.live.<plane>.<o>.<a>` with replies confined to `.reply.`;
+//             its own receipts (`P.rcpt.<o>.<a>.*.*`) and the wake feed (Shoal rows).
+//   observer  read-only: the channels' live traffic, presence, the channel registry, wake
+//             events; no application publish at all.
+//   admin     observer plus the messaging plane's reads (`P.inst.>`, `P.svc.>`, DM history):
+//             for the dashboard and `shoal watch`; still no application publish.
+//
+// Thread safety: pure functions. Lifetime: rows own their strings.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.h"
+#include "transport/jwt.h"
+#include "wire/principal.h"
+
+namespace shoal::planes {
+
+struct GrantRow {
+  enum class Direction { kPublish, kSubscribe };
+  enum class Effect { kAllow, kDeny };
+  Direction direction = Direction::kPublish;
+  Effect effect = Effect::kAllow;
+  std::string subject;  // a NATS subject, wildcards allowed
+  std::string purpose;  // why the profile holds it (for `shoal creds show` and the docs)
+};
+
+struct AgentScope {
+  std::string space;
+  wire::Principal principal;
+  std::string lifecycleUid;
+  std::string connId;                     // the reply inbox is `_INBOX_<connId>`
+  std::vector<std::string> readChannels;  // channel patterns it may read (allowSubscribe)
+  std::vector<std::string> postChannels;  // concrete channels it may post to (allowPublish)
+  std::optional<std::string> role;        // anycast work it serves
+};
+
+struct ReaderScope {
+  std::string space;
+  std::string connId;
+};
+
+// The rows of each profile; kInvalidArgument naming the bad field (space, principal, uid,
+// connId `[A-Za-z0-9_-]{8,120}`, a channel, the role).
+Result<std::vector<GrantRow>> agentGrants(const AgentScope& scope);
+Result<std::vector<GrantRow>> observerGrants(const ReaderScope& scope);
+Result<std::vector<GrantRow>> adminGrants(const ReaderScope& scope);
+
+// The rows as a user JWT's permissions (allow_responses off: replies go to inboxes).
+transport::UserPermissions permissionsOf(const std::vector<GrantRow>& rows);
+
+}  // namespace shoal::planes

@@ -1,0 +1,176 @@
+// The grant tables against a real broker in operator mode (issue 19 item 2): for each profile,
+// a connection holding exactly the minted permissions uses every allow row without a refusal,
+// and every deny row — and every forgery the profile must not be able to commit — is refused
+// by the broker itself (a permission violation in the error handler).
+#include "planes/grants.h"
+
+#include <set>
+
+#include "testing/operator_fixture.h"
+
+#include <gtest/gtest.h>
+
+namespace shoal::planes {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+constexpr std::string_view kUid = "abcdefghijklmnopqrstuvwxyz";
+constexpr std::string_view kConnId = "ibxgrantstest0000000000000000001";
+
+// A concrete subject the pattern matches: each wildcard token becomes `x`.
+std::string concrete(const std::string& pattern) {
+  std::string out;
+  size_t start = 0;
+  while (start <= pattern.size()) {
+    size_t dot = pattern.find('.', start);
+    std::string token = pattern.substr(start, dot == std::string::npos ? dot : dot - start);
+    out += (token == "*" || token == ">") ? "x" : token;
+    if (dot == std::string::npos) break;
+    out += '.';
+    start = dot + 1;
+  }
+  return out;
+}
+
+AgentScope adaScope() {
+  AgentScope s;
+  s.space = "main";
+  s.principal = wire::Principal{"local", "ada"};
+  s.lifecycleUid = std::string(kUid);
+  s.connId = std::string(kConnId);
+  s.readChannels = {"team.*"};
+  s.postChannels = {"team.backend"};
+  s.role = "reviewer";
+  return s;
+}
+
+class GrantsTest : public shoal::testing::OperatorModeServerTest {
+ protected:
+  struct Probe {
+    GrantRow::Direction direction;
+    std::string subject;
+  };
+
+  // Connects with `rows` as its permissions and runs every probe; returns the subjects the
+  // broker refused. One probe at a time, each ended by a flush: when several refusals arrive
+  // together nats.c keeps only the last one's text, so a refusal is counted, not read.
+  std::set<std::string> refused(const std::vector<GrantRow>& rows,
+                                const std::vector<Probe>& probes) {
+    auto conn = connectWith(mintCreds("probe", permissionsOf(rows)), nullptr,
+                            "_INBOX_" + std::string(kConnId));
+    EXPECT_TRUE(conn.isOk()) << conn.status().toString() << "\n" << server_->logTail();
+    if (!conn.isOk()) return {};
+    std::set<std::string> out;
+    std::vector<transport::Subscription> subs;
+    for (const auto& p : probes) {
+      const uint64_t before = (*conn)->stats().permissionViolations;
+      if (p.direction == GrantRow::Direction::kPublish) {
+        EXPECT_TRUE((*conn)->publish(p.subject, "probe").isOk()) << p.subject;
+      } else {
+        auto sub = (*conn)->subscribe(p.subject, [](transport::Message) {});
+        EXPECT_TRUE(sub.isOk()) << p.subject;
+        if (sub.isOk()) subs.push_back(std::move(sub).value());
+      }
+      // The broker's -ERR precedes the flush's PONG; the handler counts it just after.
+      EXPECT_TRUE((*conn)->flush(seconds(5)).isOk());
+      if (shoal::testing::eventually([&] { return (*conn)->stats().permissionViolations > before; },
+                                     milliseconds(200)))
+        out.insert(p.subject);
+    }
+    return out;
+  }
+
+  // Every row as a probe of its own subject made concrete; the deny rows' subjects.
+  static std::vector<Probe> rowProbes(const std::vector<GrantRow>& rows,
+                                      std::set<std::string>* denied) {
+    std::vector<Probe> probes;
+    for (const auto& row : rows) {
+      probes.push_back({row.direction, concrete(row.subject)});
+      if (row.effect == GrantRow::Effect::kDeny) denied->insert(concrete(row.subject));
+    }
+    return probes;
+  }
+};
+
+TEST_F(GrantsTest, TheAgentProfileHoldsExactlyItsRows) {
+  auto rows = agentGrants(adaScope());
+  ASSERT_TRUE(rows.isOk()) << rows.status().toString();
+  std::set<std::string> denied;
+  std::vector<Probe> probes = rowProbes(*rows, &denied);
+  EXPECT_EQ(denied.size(), 9u) << "creates on DM, TASK and DLV, three forms each";
+  EXPECT_EQ(refused(*rows, probes), denied);
+}
+
+// What a seat's credential must never do, each refused by the broker.
+TEST_F(GrantsTest, AnAgentCannotForgeReadOthersOrCreateConsumers) {
+  auto rows = agentGrants(adaScope());
+  ASSERT_TRUE(rows.isOk());
+  using D = GrantRow::Direction;
+  const std::vector<Probe> forgeries = {
+      {D::kPublish, "cotal.main.inst.local.bob.local.mallory"},  // a DM as someone else
+      {D::kPublish, "cotal.main.svc.reviewer.local.mallory"},    // work as someone else
+      {D::kPublish, "cotal.main.chat.local.mallory.team.backend"},
+      {D::kPublish, "cotal.main.chat.local.ada.team.secret"},  // an undeclared channel
+      {D::kPublish, "$KV.cotal_presence_main.local.bob"},      // another's presence
+      {D::kPublish, "$JS.API.CONSUMER.MSG.NEXT.DM_main.dm_local-bob-" + std::string(kUid)},
+      {D::kPublish, "$JS.API.CONSUMER.CREATE.DM_main"},
+      {D::kPublish, "$JS.API.CONSUMER.DURABLE.CREATE.DLV_main.mine"},
+      {D::kPublish, "cotal.main.live.manager.local.ada.reply.n1"},  // answering a probe
+      {D::kPublish, "cotal.main.live.manager.local.bob"},           // probing as someone else
+      {D::kPublish, "cotal.main.wake.local.ada"},                   // a seat's lifecycle events
+      {D::kSubscribe, "cotal.main.inst.local.bob.>"},               // another's DMs, live
+      {D::kSubscribe, "cotal.main.chat.>"},                         // channels it may not read
+      {D::kSubscribe, "_INBOX_ibxsomeoneelse00000000000000000.>"},  // another connection's inbox
+      {D::kSubscribe, "cotal.main.live.manager.local.ada"},         // the responders' filter
+  };
+  std::set<std::string> expected;
+  for (const auto& f : forgeries)
+    expected.insert(f.subject);
+  EXPECT_EQ(refused(*rows, forgeries), expected);
+}
+
+TEST_F(GrantsTest, ObserverAndAdminReadButNeverPublishApplicationTraffic) {
+  using D = GrantRow::Direction;
+  const std::vector<Probe> writes = {
+      {D::kPublish, "cotal.main.inst.local.bob.local.ada"},
+      {D::kPublish, "cotal.main.chat.local.ada.team.backend"},
+      {D::kPublish, "cotal.main.svc.reviewer.local.ada"},
+      {D::kPublish, "$KV.cotal_presence_main.local.ada"},
+      {D::kPublish, "$JS.API.CONSUMER.CREATE.DM_main"},
+  };
+  std::set<std::string> expectedWrites;
+  for (const auto& w : writes)
+    expectedWrites.insert(w.subject);
+  for (auto grants : {&observerGrants, &adminGrants}) {
+    auto rows = grants(ReaderScope{"main", std::string(kConnId)});
+    ASSERT_TRUE(rows.isOk()) << rows.status().toString();
+    std::set<std::string> denied;
+    std::vector<Probe> probes = rowProbes(*rows, &denied);
+    EXPECT_EQ(refused(*rows, probes), denied);
+    EXPECT_EQ(refused(*rows, writes), expectedWrites);
+  }
+  // Only the admin reads the messaging plane.
+  auto observer = observerGrants(ReaderScope{"main", std::string(kConnId)});
+  EXPECT_EQ(refused(*observer, {{D::kSubscribe, "cotal.main.inst.>"}}),
+            std::set<std::string>{"cotal.main.inst.>"});
+  auto admin = adminGrants(ReaderScope{"main", std::string(kConnId)});
+  EXPECT_TRUE(refused(*admin, {{D::kSubscribe, "cotal.main.inst.>"}}).empty());
+}
+
+TEST(GrantRows, BadScopesAreRefusedWithTheirReason) {
+  AgentScope s = adaScope();
+  s.connId = "short";
+  EXPECT_EQ(agentGrants(s).status().reason(), "bad-conn-id");
+  s = adaScope();
+  s.postChannels = {"team.*"};
+  EXPECT_FALSE(agentGrants(s).isOk()) << "a post grant names a concrete channel";
+  s = adaScope();
+  s.lifecycleUid = "UPPER";
+  EXPECT_FALSE(agentGrants(s).isOk());
+  EXPECT_FALSE(observerGrants(ReaderScope{"bad space", std::string(kConnId)}).isOk());
+}
+
+}  // namespace
+}  // namespace shoal::planes
