@@ -3,7 +3,7 @@
 
 SHELL := /bin/bash
 SHOAL := build/apps/shoal
-FUZZ_SECONDS ?= 15
+FUZZ_SECONDS ?= 10
 # `make install`: ~/.local without root, /usr/local as root (override with PREFIX=…).
 PREFIX ?= $(if $(filter 0,$(shell id -u)),/usr/local,$(HOME)/.local)
 # Extra flags for `shoal up` in `make run` (e.g. SHOAL_UP_FLAGS="--port 4300").

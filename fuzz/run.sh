@@ -8,6 +8,7 @@
 #   fuzz/run.sh --runs N [build-dir]               each target for N executions, no time limit
 #                                                  (make fuzz-long: N = 10^7), with a progress
 #                                                  line about every minute and a total at the end
+#   FUZZ_TARGETS="fuzz_sse fuzz_subject" fuzz/run.sh …   only those targets, in that order
 #
 # build-dir defaults to build-fuzz. Build first:
 #   cmake --preset fuzz && cmake --build --preset fuzz --target fuzz_all
@@ -80,6 +81,17 @@ targets=(
   fuzz_line_reader:line_reader:-:required
   fuzz_control_request:control:mcp:required
 )
+# FUZZ_TARGETS="a b": only those targets, in that order (e.g. to run the long tier in parts).
+if [[ -n ${FUZZ_TARGETS:-} ]]; then
+  chosen=()
+  for name in $FUZZ_TARGETS; do
+    match=""
+    for spec in "${targets[@]}"; do [[ ${spec%%:*} == "$name" ]] && match=$spec; done
+    [[ -n $match ]] || { echo "✗ FUZZ_TARGETS names no target \`$name\`" >&2; exit 2; }
+    chosen+=("$match")
+  done
+  targets=("${chosen[@]}")
+fi
 count=0
 for spec in "${targets[@]}"; do
   IFS=: read -r target corpus dict need <<<"$spec"

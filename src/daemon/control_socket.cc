@@ -183,10 +183,10 @@ void ControlServer::run() {
     int client = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (client < 0) continue;
     if (connections_.size() >= kMaxControlConnections) {
-      (void)writeAll(client, controlErrorReply(unavailable("control-busy",
-                                                    "the daemon is serving " +
-                                                        std::to_string(kMaxControlConnections) +
-                                                        " control connections; try again")));
+      (void)writeAll(client, controlErrorReply(unavailable(
+                                 "control-busy", "the daemon is serving " +
+                                                     std::to_string(kMaxControlConnections) +
+                                                     " control connections; try again")));
       ::close(client);
       continue;
     }

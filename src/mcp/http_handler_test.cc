@@ -352,7 +352,9 @@ TEST_F(HttpHandlerTest, HostAndOriginAreChecked) {
 TEST_F(HttpHandlerTest, ARefusalQuotingABadHeaderIsStillJson) {
   const std::string ping = R"({"jsonrpc":"2.0","id":1,"method":"ping"})";
   HttpRequest badHost = request("POST", ping);
-  badHost.headers[0].second = "1\x96\xff" "27.0.0.1:4321";
+  badHost.headers[0].second =
+      "1\x96\xff"
+      "27.0.0.1:4321";
   HttpResponse refusedHost = send(badHost);
   EXPECT_EQ(refusedHost.status, 403);
   EXPECT_THAT(std::string(bodyOf(refusedHost).at("error").at("message").as_string()),

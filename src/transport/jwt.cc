@@ -79,9 +79,10 @@ Result<std::string> sign(std::string_view signerSeed, const std::string& subject
   return signingInput + "." + base64UrlEncode(signature);
 }
 
-std::string signerKey(std::string_view seed) {
-  auto pair = nkeyFromSeed(seed);
-  return pair.isOk() ? pair->publicKey : std::string();
+// The public key of the signer's seed; `bad-nkey-seed` when it is not a seed.
+Result<std::string> signerKey(std::string_view seed) {
+  SHOAL_ASSIGN_OR_RETURN(NKeyPair pair, nkeyFromSeed(seed));
+  return pair.publicKey;
 }
 
 }  // namespace
@@ -90,7 +91,8 @@ Result<std::string> encodeOperatorJwt(const OperatorClaims& c, std::string_view 
                                       int64_t issuedAt) {
   if (!isNKeyPublic(c.operatorKey, NKeyRole::kOperator))
     return badClaims("the operator key is not an operator public key");
-  if (signerKey(signerSeed) != c.operatorKey)
+  SHOAL_ASSIGN_OR_RETURN(std::string signer, signerKey(signerSeed));
+  if (signer != c.operatorKey)
     return badClaims("an operator JWT is signed by the operator's own seed");
   if (!c.systemAccount.empty() && !isNKeyPublic(c.systemAccount, NKeyRole::kAccount))
     return badClaims("the system account is not an account public key");
@@ -106,7 +108,7 @@ Result<std::string> encodeAccountJwt(const AccountClaims& c, std::string_view si
                                      int64_t issuedAt) {
   if (!isNKeyPublic(c.accountKey, NKeyRole::kAccount))
     return badClaims("the account key is not an account public key");
-  const std::string signer = signerKey(signerSeed);
+  SHOAL_ASSIGN_OR_RETURN(std::string signer, signerKey(signerSeed));
   if (!isNKeyPublic(signer, NKeyRole::kOperator))
     return badClaims("an account JWT is signed by an operator seed");
   for (const auto& [key, at] : c.revocations) {
@@ -141,7 +143,7 @@ Result<std::string> encodeUserJwt(const UserClaims& c, std::string_view signerSe
     return badClaims("the user key is not a user public key");
   if (!isNKeyPublic(c.accountKey, NKeyRole::kAccount))
     return badClaims("the user's account is not an account public key");
-  const std::string signer = signerKey(signerSeed);
+  SHOAL_ASSIGN_OR_RETURN(std::string signer, signerKey(signerSeed));
   if (!isNKeyPublic(signer, NKeyRole::kAccount))
     return badClaims("a user JWT is signed by its account's seed or one of its signing keys");
   json::object nats;
