@@ -3,6 +3,7 @@
 #include <boost/json.hpp>
 #include <fmt/format.h>
 
+#include "base/log.h"
 #include "wire/subject.h"
 
 namespace shoal::daemon {
@@ -77,8 +78,16 @@ Status WakeEvents::receipt(std::string_view outcome, const std::string& messageI
   transport::PublishOptions po;
   // One id per outcome: a repeat of the same receipt is dropped by the duplicate window, a
   // different outcome (a failed upgraded to surfaced, seed 004 §3.3) never is.
-  po.msgId = fmt::format("rcpt-{}-{}", outcome, messageId);
-  return js_.publish(subject, body, po).status();
+  po.msgId = fmt::format("rcpt-{}-{}-{}", outcome, seat_.principal.dotForm(), messageId);
+  Status sent = js_.publish(subject, body, po).status();
+  if (!sent.isOk()) {
+    if (auto held = unsent_.admit(sent.reason())) {
+      log::warn("seat {}: the {} receipt of {} to {} was not stored: {}{}",
+                seat_.principal.dotForm(), outcome, messageId, sender, sent.toString(),
+                log::heldBackSuffix(*held));
+    }
+  }
+  return sent;
 }
 
 }  // namespace shoal::daemon

@@ -17,8 +17,11 @@
 // uid.
 //
 // Receipts — subject `cotal.<space>.rcpt.<sender o>.<sender a>.<seat o>.<seat a>`, Nats-Msg-Id
-// `rcpt-<outcome>-<message id>` (a republished receipt is stored once; a later, different
-// outcome of the same message — surfaced evidence upgrading a failure — is stored too):
+// `rcpt-<outcome>-<seat o>.<seat a>-<message id>` (a republished receipt is stored once; a
+// later, different outcome of the same message — surfaced evidence upgrading a failure — is
+// stored too, and so is each seat's receipt of one channel post). A receipt the broker did not
+// acknowledge is logged (once per reason per 10 s) and not retried: the journal keeps the
+// outcome, and a restart republishes the receipts of the last ~100 s.
 //   surfaced  {"id","recipient","surfacedAt","evidence"}   evidence: how it was proven —
 //             runtime-ack (the runtime echoed the handoff's id), stdin-read (an exec program
 //             read its last byte from stdin), stdin-write (written whole to stdin), inbox-page
@@ -33,11 +36,14 @@
 // Lifetime: must not outlive the JetStream it publishes with.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "base/clock.h"
+#include "base/log_throttle.h"
 #include "base/status.h"
 #include "daemon/reply_ledger.h"
 #include "daemon/seat_profile.h"
@@ -77,6 +83,7 @@ class WakeEvents {
   transport::JetStream& js_;
   const std::string space_;
   const SeatProfile seat_;
+  log::LogThrottle unsent_{Clock::real(), std::chrono::seconds(10)};
 };
 
 }  // namespace shoal::daemon

@@ -56,5 +56,17 @@ TEST_F(WakeEventsTest, EachOutcomeIsStoredOnceInEitherOrder) {
   EXPECT_EQ(stored("m-2"), (std::vector<std::string>{"surfaced", "failed"}));
 }
 
+// A channel post reaches several seats under one message id: each seat's receipt is its own
+// (the broker-side id names the seat), so none is dropped as another's duplicate.
+TEST_F(WakeEventsTest, EachSeatsReceiptOfOnePostIsStored) {
+  SeatProfile other;
+  other.name = "Coder";
+  other.principal = wire::Principal{"local", "coder"};
+  WakeEvents coder(*js_, "main", other);
+  ASSERT_TRUE(events_->surfaced("post-1", "local.alice", 1000, "stdin-read").isOk());
+  ASSERT_TRUE(coder.surfaced("post-1", "local.alice", 1001, "stdin-read").isOk());
+  EXPECT_EQ(stored("post-1"), (std::vector<std::string>{"surfaced", "surfaced"}));
+}
+
 }  // namespace
 }  // namespace shoal::daemon
