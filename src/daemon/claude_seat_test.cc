@@ -838,13 +838,50 @@ TEST_F(ClaudeSeatTest, ADurableChannelPostMadeWhileTheSeatWasDownArrivesOnce) {
   seat = open(p);
   ASSERT_NE(seat, nullptr);
   ASSERT_TRUE(eventually([&] { return dlv() == 0; }));  // taken and acked
-  ASSERT_TRUE(eventually([&] { return inputsWith("DOWN_MARK") == 1; }) ||
-              seat->snapshot().queued == 1);
+  ASSERT_TRUE(eventually([&] { return inputsWith("DOWN_MARK") == 1; }))
+      << "whichever copy came first, the post reaches the runtime by itself";
   std::this_thread::sleep_for(milliseconds(500));
   EXPECT_EQ(seat->snapshot().counters.admitted, 1u);
   EXPECT_LE(inputsWith("DOWN_MARK"), 1u);
   seat.reset();
   (void)(*plane)->stop();
+}
+
+// The same, when the rejoin's replay reaches the post before its durable copy does (the delivery
+// plane is down across the restart): the replay takes it in as historical, pull-only — and the
+// durable copy that follows makes it ordinary traffic again, so it reaches the runtime by
+// itself, once (found by the soak: it used to stay queued for an inbox page forever).
+TEST_F(ClaudeSeatTest, APostMissedWhileDownIsNotHistoricalWhenItsCopyComesAfterTheReplay) {
+  planes::DeliveryPlaneOptions po;
+  po.space = "main";
+  po.holder = "local.delivery-test";
+  auto plane = planes::DeliveryPlane::start(*managerConn_, *managerJs_, po);
+  ASSERT_TRUE(plane.isOk()) << plane.status().toString();
+  SeatProfile p = profile();
+  p.channels = {"general"};
+  auto seat = open(p);
+  ASSERT_NE(seat, nullptr);
+  auto members = transport::KeyValue::openBucket(*js_, "cotal_members_main");
+  ASSERT_TRUE(members.isOk());
+  ASSERT_TRUE(
+      eventually([&] { return members->get("general/local.reviewer." + p.lifecycleUid).isOk(); }));
+  seat.reset();
+  (void)(*plane)->stop();  // the plane is down too: no durable copy yet
+
+  ASSERT_TRUE(alice_->post("general", "while you were down LATE_COPY_MARK", {}).isOk());
+  seat = open(p);
+  ASSERT_NE(seat, nullptr);
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().queued == 1; }))
+      << "the replay took it in, historical";
+  EXPECT_EQ(inputsWith("LATE_COPY_MARK"), 0u);
+
+  auto again = planes::DeliveryPlane::start(*managerConn_, *managerJs_, po);
+  ASSERT_TRUE(again.isOk()) << again.status().toString();
+  ASSERT_TRUE(eventually([&] { return inputsWith("LATE_COPY_MARK") == 1; }))
+      << "the durable copy promotes it to ordinary traffic";
+  EXPECT_EQ(seat->snapshot().counters.admitted, 1u);
+  seat.reset();
+  (void)(*again)->stop();
 }
 
 // Attention × traffic (seed 000 "Attention"): what reaches the runtime by itself in each mode.

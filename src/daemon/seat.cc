@@ -248,13 +248,18 @@ class Seat::Impl {
   // queued records to end in the admitting transaction.
   InboxVerdict makeRoom(const std::string& id, InboxClass c,
                         std::vector<journal::OwnershipRecord>& victims);
-  // An arrival the full inbox did not take: refused (not acked) or dropped (acked).
+  // The token of a queued historical record of `id` that this live or durable copy of the same
+  // post replaces (see admit()), or nullopt.
+  std::optional<journal::OwnerToken> replacedHistorical(const mesh::Delivery& d,
+                                                        std::string_view wake,
+                                                        const std::string& id) const;
   // A failed admission commit: permanent ones end the message (failed receipt, kRejected),
   // transient ones leave it for redelivery (admission_refusal.h).
   mesh::HandlerVerdict refusedByJournal(const mesh::Delivery& d, const std::string& id,
                                         const Status& why);
   // A DM the endpoint terminated because the wire parser refused it.
   void refusedByParser(const mesh::RefusedDelivery& r);
+  // An arrival the full inbox did not take: refused (not acked) or dropped (acked).
   mesh::HandlerVerdict turnAway(const mesh::Delivery& delivery, const std::string& id,
                                 InboxVerdict verdict);
   // Queued records ended to admit `forId`: counted, logged, a failed receipt each.
@@ -594,6 +599,7 @@ Status Seat::Impl::open() {
     }
   };
   eo.onRefused = [this](const mesh::RefusedDelivery& r) { refusedByParser(r); };
+  eo.historyYieldsToLaterCopies = true;  // the journal dedups; see replacedHistorical()
   SHOAL_ASSIGN_OR_RETURN(endpoint_, mesh::Endpoint::open(std::move(eo)));
   for (const auto& channel : profile_.channels) {
     auto joined = endpoint_->join(channel);
@@ -806,6 +812,9 @@ mesh::HandlerVerdict Seat::Impl::admit(const mesh::Delivery& d) {
   }
   const InboxClass inboxClass = inboxClassOf(op.wake);
   for (int attempt = 1;; ++attempt) {
+    // A post the rejoin's replay took in as historical (pull-only) before its own copy came: it
+    // was made while the seat was away, not before it joined, so the copy replaces it.
+    const std::optional<journal::OwnerToken> promoted = replacedHistorical(d, op.wake, id);
     // The local inbox (local_inbox.h): a full one makes room by ending queued channel posts in
     // the same transaction that admits this one, or turns this one away.
     std::vector<journal::OwnershipRecord> victims;
@@ -817,6 +826,7 @@ mesh::HandlerVerdict Seat::Impl::admit(const mesh::Delivery& d) {
     journal::Transaction txn;
     for (const auto& v : victims)
       txn.add(journal::MarkFailed{v.id, v.token, evictedReason});
+    if (promoted) txn.add(journal::RemoveLive{id, *promoted});
     const size_t admitAt = txn.ops.size();
     txn.add(op);  // a copy: another attempt needs it again
     std::optional<std::string> admittedJson;
@@ -832,9 +842,9 @@ mesh::HandlerVerdict Seat::Impl::admit(const mesh::Delivery& d) {
       txn.add(journal::SetSection{std::string(kDmAdmittedSection), *admittedJson, std::nullopt});
     }
     auto committed = journal_->commit(std::move(txn));
-    if (!committed.isOk() && !victims.empty() &&
+    if (!committed.isOk() && (!victims.empty() || promoted) &&
         committed.status().code() == StatusCode::kAborted && attempt < kInboxAttempts) {
-      continue;  // a victim left the queue (dispatched, claimed) since it was chosen
+      continue;  // a victim (or the historical copy) left the queue since it was chosen
     }
     if (!committed.isOk()) return refusedByJournal(d, id, committed.status());
     {
@@ -854,7 +864,7 @@ mesh::HandlerVerdict Seat::Impl::admit(const mesh::Delivery& d) {
                           "ownership_backlog_reclaimed: the seat's backlog was full", wallMs());
     }
     if (admitted.disposition == journal::AdmitDisposition::kAdmitted) {
-      count(&SeatCounters::admitted);
+      if (!promoted) count(&SeatCounters::admitted);  // a promotion is the same message
       GateEvent e;
       e.kind = GateEvent::Kind::kAdmitted;
       e.id = id;
@@ -863,6 +873,19 @@ mesh::HandlerVerdict Seat::Impl::admit(const mesh::Delivery& d) {
     }
     return mesh::HandlerVerdict::kAccepted;
   }
+}
+
+std::optional<journal::OwnerToken> Seat::Impl::replacedHistorical(const mesh::Delivery& d,
+                                                                  std::string_view wake,
+                                                                  const std::string& id) const {
+  if (d.kind != wire::DeliveryKind::kChannel || d.historical || wake == kPullOnlyWake)
+    return std::nullopt;
+  auto record = journal_->find(id);
+  if (!record || record->state != journal::OwnerState::kQueued || record->wake != kPullOnlyWake)
+    return std::nullopt;
+  auto stored = decodeStoredDelivery(record->body);
+  if (!stored.isOk() || !stored->historical) return std::nullopt;  // quiet, not historical
+  return record->token;
 }
 
 mesh::HandlerVerdict Seat::Impl::refusedByJournal(const mesh::Delivery& d, const std::string& id,

@@ -330,7 +330,8 @@ Endpoint::Admission Endpoint::admitRead(Path path, Result<wire::InboundDelivery>
   HandlerVerdict verdict = options_.onDelivery(delivery);
   switch (verdict) {
     case HandlerVerdict::kAccepted:
-      seen_.insert(delivery.message.id);
+      if (!delivery.historical || !options_.historyYieldsToLaterCopies)
+        seen_.insert(delivery.message.id);
       ++counters_.surfaced;
       return {Outcome::kSurfaced, {}};
     case HandlerVerdict::kRetryLater:

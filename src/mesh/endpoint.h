@@ -130,6 +130,11 @@ struct EndpointOptions {
   std::chrono::milliseconds retryDelay{1000};
   std::chrono::milliseconds maxRetryDelay{30000};
   size_t dedupCapacity = kDefaultDedupCapacity;
+  // True: a history-replay copy does not enter the dedup window, so a later live or durable
+  // copy of the same message still reaches the handler (a seat replaces a post it took in as
+  // historical with the copy that proves it was sent while it was away). The handler then
+  // dedups by id itself.
+  bool historyYieldsToLaterCopies = false;
   DeliveryHandler onDelivery;                             // required to receive
   std::function<void(const Status&)> onWarning;           // recoverable problems, in words
   std::function<void(const RefusedDelivery&)> onRefused;  // optional: DMs terminated unadmittable

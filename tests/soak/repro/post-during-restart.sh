@@ -6,8 +6,10 @@
 # seat's journal, with no receipt. The durable copy that follows is deduplicated against it. The
 # soak hit this without any help (a daemon kill 0.2 s before a post); here the delivery plane
 # is held with SIGSTOP across the restart so that the replay always wins the race.
-# Expected: every post read once. Got: the post made while the daemon was down is read 0 times
-# and its journal record is `queued`, `channel-pull`, flags `h-` (historical).
+# Expected: every post read once. Before the fix: the post made while the daemon was down was
+# read 0 times and its journal record stayed `queued`, `channel-pull`, flags `h-` (historical).
+# Fixed: the durable copy replaces the historical record (seat.cc, replacedHistorical; test
+# ClaudeSeatTest.APostMissedWhileDownIsNotHistoricalWhenItsCopyComesAfterTheReplay).
 set -u
 W=$(mktemp -d "${TMPDIR:-/tmp}/shoal-repro.XXXXXX")
 export HOME=$W/home XDG_DATA_HOME=$W/home/.local/share XDG_STATE_HOME=$W/home/.local/state XDG_RUNTIME_DIR=$W/run
