@@ -118,6 +118,7 @@ class ExecDriver final : public ChildDriver {
 
   void kill(std::chrono::milliseconds grace) override {
     std::lock_guard lock(mu_);
+    if (acks_) readAcks(/*final=*/false);  // what it acknowledged before the kill counts
     sweep(true);
     stdinClosed_ = true;
     ChildDriver::kill(grace);  // closes stdin under the lock the watcher reads it under
