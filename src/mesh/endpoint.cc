@@ -69,6 +69,8 @@ Status Endpoint::start() {
   transport::ConnectOptions connect;
   connect.servers = options_.servers;
   connect.nkeySeedFile = options_.nkeySeedFile;
+  connect.credentialsFile = options_.credentialsFile;
+  connect.inboxPrefix = options_.inboxPrefix;
   connect.name =
       options_.connectionName.empty() ? "shoal " + options_.displayName : options_.connectionName;
   connect.reconnectWait = options_.reconnectWait;

@@ -109,6 +109,8 @@ struct RefusedDelivery {
 struct EndpointOptions {
   std::vector<std::string> servers;  // empty: nats://127.0.0.1:4222
   std::string nkeySeedFile;          // the broker credential (ConnectOptions::nkeySeedFile)
+  std::string credentialsFile;       // or a user `.creds` (auth mode)
+  std::string inboxPrefix;           // empty: `_INBOX_<connId>`; auth mode: the minted one
   std::string space = "main";
   wire::Principal principal;
   std::string displayName;

@@ -12,6 +12,8 @@ namespace {
 namespace json = boost::json;
 using transport::NKeyRole;
 
+constexpr int kMaxControlLine = 32 * 1024;
+
 // The seed in `dir/name`, generated (and written 0600) when the file is absent.
 Result<std::string> seedFile(FileSystem& fs, const std::string& dir, const std::string& name,
                              NKeyRole role) {
@@ -89,6 +91,9 @@ std::string CredentialAuthority::serverConfig(const std::string& resolverDir) co
   std::string c;
   c += "operator: \"" + operatorJwt_ + "\"\n";
   c += "system_account: " + systemKey_ + "\n";
+  // An agent's JWT carries its whole grant table (some 60 subjects): the client's CONNECT line
+  // is then far longer than the 4 KiB a server allows by default.
+  c += "max_control_line: " + std::to_string(kMaxControlLine) + "\n";
   c += "resolver: { type: full, dir: \"" + resolverDir + "\", allow_delete: false }\n";
   c += "resolver_preload: {\n";
   c += "  " + systemKey_ + ": \"" + systemJwt_ + "\"\n";

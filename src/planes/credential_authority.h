@@ -51,7 +51,8 @@ class CredentialAuthority {
 
   // The nats-server configuration that trusts this authority: operator, system account and a
   // full resolver in `resolverDir` preloaded with both accounts, so claim updates (revocations)
-  // can be pushed to a running broker.
+  // can be pushed to a running broker; and `max_control_line` 32 KiB, since an agent's JWT (its
+  // whole grant table) makes a CONNECT line longer than the default 4 KiB.
   std::string serverConfig(const std::string& resolverDir) const;
 
   // A user of the space named `name` holding exactly `rows`, valid for `ttl`.

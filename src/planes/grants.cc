@@ -59,6 +59,7 @@ void kvReads(Rows& r, const std::string& bucket, const std::string& why) {
   const std::string stream = "KV_" + bucket;
   r.pub("$JS.API.STREAM.INFO." + stream, why);
   r.pub("$JS.API.STREAM.MSG.GET." + stream, why);
+  r.pub("$JS.API.DIRECT.GET." + stream + ".>", why);  // a KV get of a direct-get bucket
   r.pub("$JS.API.CONSUMER.CREATE." + stream, why);
   r.pub("$JS.API.CONSUMER.CREATE." + stream + ".>", why);
   r.pub("$JS.API.CONSUMER.INFO." + stream + ".>", why);
@@ -86,6 +87,7 @@ void denyDirectedCreates(Rows& r, const Names& n) {
 void readerBase(Rows& r, const Names& n, const std::string& connId) {
   r.sub("_INBOX_" + connId + ".>", "replies, pulls and watches to this connection");
   r.pub("$JS.API.INFO", "JetStream account info");
+  r.pub("$JS.API.STREAM.NAMES", "nats.c finds a KV watch's stream by subject (names only)");
   r.pub("$JS.FC.>", "flow control of its watches");
   kvReads(r, n.presence, "the roster");
   kvReads(r, n.channels, "the channel registry");
@@ -123,7 +125,13 @@ Result<std::vector<GrantRow>> agentGrants(const AgentScope& s) {
   r.pub(n.root + ".inst.*.*." + me, "DMs to anyone, as itself");
   r.pub(n.root + ".svc.*." + me, "work for any role, as itself");
   r.pub(n.root + ".live.*." + me, "liveness probes of the planes, as itself");
+  const std::string self = me + "." + s.lifecycleUid;
+  r.pub(n.root + ".ep.one.manager.provision." + self + ".*",
+        "asks the manager for its own durables (self mode)");
+  r.pub(n.root + ".ep.one.delivery.*." + self + ".*",
+        "joins, leaves and lists its own durable channel memberships (self mode)");
   r.pub("$JS.API.INFO", "JetStream account info");
+  r.pub("$JS.API.STREAM.NAMES", "nats.c finds a KV watch's stream by subject (names only)");
   r.pub("$JS.FC.>", "flow control of its watches");
   r.pub("$JS.API.STREAM.INFO." + n.chat, "channel watermarks and counts");
   r.pub("$JS.API.CONSUMER.INFO." + n.chat + "." + chathist, "its chat history reader");

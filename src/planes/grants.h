@@ -10,6 +10,8 @@
 //             (and role's svc) durables — consumer creates on DM/TASK/DLV denied; the chat
 //             history consumer only on its own durable over its read channels; liveness
 //             requests on its own `P.live.<plane>.<o>.<a>` with replies confined to `.reply.`;
+//             the manager's and delivery plane's rails only for itself (`P.ep.one.manager.
+//             provision.<o>.<a>.<uid>.*`, `P.ep.one.delivery.*.<o>.<a>.<uid>.*`);
 //             its own receipts (`P.rcpt.<o>.<a>.*.*`) and the wake feed (Shoal rows).
 //   observer  read-only: the channels' live traffic, presence, the channel registry, wake
 //             events; no application publish at all.

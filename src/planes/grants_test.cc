@@ -120,6 +120,8 @@ TEST_F(GrantsTest, AnAgentCannotForgeReadOthersOrCreateConsumers) {
       {D::kPublish, "cotal.main.live.manager.local.ada.reply.n1"},  // answering a probe
       {D::kPublish, "cotal.main.live.manager.local.bob"},           // probing as someone else
       {D::kPublish, "cotal.main.wake.local.ada"},                   // a seat's lifecycle events
+      {D::kPublish, "cotal.main.ep.one.manager.provision.local.bob." + std::string(kUid) + ".n"},
+      {D::kPublish, "cotal.main.ep.one.delivery.join.local.bob." + std::string(kUid) + ".n"},
       {D::kSubscribe, "cotal.main.inst.local.bob.>"},               // another's DMs, live
       {D::kSubscribe, "cotal.main.chat.>"},                         // channels it may not read
       {D::kSubscribe, "_INBOX_ibxsomeoneelse00000000000000000.>"},  // another connection's inbox

@@ -37,7 +37,9 @@ class OperatorModeServerTest : public NatsServerTest {
     auto accJwt = encodeAccountJwt({"main", account_.publicKey, true, {}, {}}, op_.seed, now);
     EXPECT_TRUE(opJwt.isOk() && sysJwt.isOk() && accJwt.isOk());
     TestNatsServerOptions options;
-    options.extraConfig = "operator: \"" + *opJwt + "\"\nsystem_account: " + sys_.publicKey +
+    // An agent's JWT holds its whole grant table: longer than the default 4 KiB CONNECT line.
+    options.extraConfig = "max_control_line: 32768\noperator: \"" + *opJwt +
+                          "\"\nsystem_account: " + sys_.publicKey +
                           "\nresolver: MEMORY\nresolver_preload: {\n  " + sys_.publicKey + ": \"" +
                           *sysJwt + "\"\n  " + account_.publicKey + ": \"" + *accJwt + "\"\n}\n";
     return options;
