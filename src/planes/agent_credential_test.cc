@@ -5,8 +5,8 @@
 // endpoint really sends.
 #include <algorithm>
 #include <atomic>
-#include <mutex>
 #include <fstream>
+#include <mutex>
 
 #include "mesh/endpoint.h"
 #include "planes/grants.h"
