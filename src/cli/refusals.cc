@@ -37,6 +37,11 @@ constexpr std::array kRefusals = {
     Refusal{"not-owner", "a Shoal directory belongs to another user",
             "use your own HOME / XDG directories; Shoal never keeps secrets in a directory "
             "someone else owns"},
+    Refusal{"open-mode-off-loopback",
+            "`shoal up --host` named an address beyond loopback, but open mode has one shared "
+            "secret, no per-principal credentials and no TLS",
+            "keep the default 127.0.0.1 (or another loopback address); a mesh shared between "
+            "machines needs auth mode, which is not built yet"},
     Refusal{"bad-space", "a space name is 1–64 letters, digits, `_` or `-`",
             "pick a name like `main` or `team-a` (`--space NAME`)"},
     Refusal{"no-home", "neither HOME nor XDG_DATA_HOME / XDG_STATE_HOME is an absolute path",

@@ -5,6 +5,7 @@
 #include <csignal>
 #include <deque>
 #include <map>
+#include <set>
 #include <thread>
 
 #include <boost/json.hpp>
@@ -53,8 +54,13 @@ constexpr milliseconds kDispatchRetry{1000};
 constexpr milliseconds kWorkEventEvery{1000};
 // A refusal repeated (a flood of poison messages) is logged once per reason per interval.
 constexpr milliseconds kRefusalLogInterval{10000};
-// Inside WAKE_<space>'s 2-minute duplicate window, with a margin.
+// Inside WAKE_<space>'s 2-minute duplicate window, with a margin: how far back a journal
+// without a receipt outbox (an older Shoal's) republishes receipts.
 constexpr milliseconds kReceiptReplayWindow{100000};
+// The journal section holding the receipts owed to senders (receipt_outbox.h).
+constexpr std::string_view kReceiptsSection = "seat.receipts";
+// The receipt outbox is written at most this often (and at a stop).
+constexpr milliseconds kReceiptsSaveEvery{2000};
 // The journal section holding the DM stream sequences admitted (admitted_seqs.h).
 constexpr std::string_view kDmAdmittedSection = "seat.dm_admitted";
 // The journal section naming the current runtime Process: {"pid":N,"program":"<argv[0]>"}.
@@ -319,6 +325,12 @@ class Seat::Impl {
   // Writes the seat's history section when it changed: at once for a new generation, a stop
   // (`clean`) or `force`, else at most once a second (historyDueAt_ wakes the gate for it).
   void saveHistory(bool clean, bool force);
+  // Publishes the owed receipts that are due, and writes the outbox section when it changed
+  // (at most every kReceiptsSaveEvery; `force` at a stop).
+  void retryReceipts(bool force);
+  // At open: the receipts the previous life owed, and those of tombstones it may not have
+  // published (receipt_outbox.h), are published again.
+  void replayReceipts();
   // Handoffs a surfacedOnRead runtime never read or acknowledged (it exited, or was stopped):
   // failed, the reason saying so (`how`: "exited (code 1)", "was stopped").
   void failUnread(const std::string& how);
@@ -400,6 +412,8 @@ class Seat::Impl {
   uint64_t savedGeneration_ = 0;
   TimePoint savedAt_{};
   std::optional<TimePoint> historyDueAt_;
+  TimePoint receiptsSavedAt_{};
+  std::optional<TimePoint> receiptsDueAt_;
   int64_t lifeStartedAtMs_ = 0;
   bool accepting_ = false;
   std::optional<ActiveHandoff> handoff_;
@@ -546,18 +560,7 @@ Status Seat::Impl::open() {
   SHOAL_ASSIGN_OR_RETURN(auto js, transport::JetStream::create(*conn_));
   js_.emplace(std::move(js));
   wake_ = std::make_unique<WakeEvents>(*js_, options_.space, profile_);
-  // A daemon killed between a terminal journal write and its receipt publish would leave the
-  // sender without one: receipts of recent terminal owners are published again (the stream's
-  // duplicate window, keyed `rcpt-<outcome>-<id>`, keeps exactly one).
-  const int64_t recent = wallMs() - kReceiptReplayWindow.count();
-  for (const auto& t : journal_->view().tombstones) {
-    if (t.stateSinceMs < recent || t.target.empty()) continue;
-    if (t.state == journal::OwnerState::kSurfaced) {
-      (void)wake_->surfaced(t.id, t.target, t.stateSinceMs, evidenceKind(t.reason));
-    } else {
-      (void)wake_->failed(t.id, t.target, t.reason, t.stateSinceMs);
-    }
-  }
+  replayReceipts();
   if (previousLife_) {
     WakeEvent restarted{"daemon-restarted", generation_, previousLifeText(*previousLife_), {}, {}};
     (void)wake_->publish(restarted, wallMs());
@@ -1151,6 +1154,9 @@ void Seat::Impl::gateMain() {
       earliest(compactDeadline_);
       earliest(leases_.nextDeadline());
       earliest(historyDueAt_);
+      earliest(receiptsDueAt_);
+      if (auto retryAt = wake_->nextRetryMs())
+        earliest(Clock_::now() + milliseconds(std::max<int64_t>(0, *retryAt - wallMs())));
       if (retiring_ != Retiring::kNone) earliest(retireDeadline_);
       while (events_.empty()) {
         if (!wakeAt) {
@@ -1171,6 +1177,7 @@ void Seat::Impl::gateMain() {
     }
     publishState();
     saveHistory(stopped_, stopped_);
+    retryReceipts(stopped_);
     for (auto& [done, status] : toFinish_)
       done->finish(std::move(status));
     toFinish_.clear();
@@ -2284,6 +2291,62 @@ void Seat::Impl::saveHistory(bool clean, bool force) {
   savedGeneration_ = h.generation;
   savedAt_ = now;
   historyDueAt_.reset();
+}
+
+void Seat::Impl::retryReceipts(bool force) {
+  if (const size_t stored = wake_->retryOwed(wallMs()); stored > 0) {
+    count(&SeatCounters::receipts, stored);
+    log::info("seat {}: {} owed receipt(s) stored; {} still owed", profile_.principal.dotForm(),
+              stored, wake_->owedCount());
+  }
+  const TimePoint now = Clock_::now();
+  if (!force && now - receiptsSavedAt_ < kReceiptsSaveEvery) {
+    if (wake_->outboxChanged()) receiptsDueAt_ = receiptsSavedAt_ + kReceiptsSaveEvery;
+    return;
+  }
+  receiptsDueAt_.reset();
+  auto section = wake_->outboxSection(wallMs());
+  if (!section) return;
+  journal::Transaction txn;
+  txn.add(journal::SetSection{std::string(kReceiptsSection), *section, std::nullopt});
+  (void)journal_->commit(std::move(txn));  // a poisoned journal says so elsewhere
+  receiptsSavedAt_ = now;
+}
+
+void Seat::Impl::replayReceipts() {
+  int64_t through = wallMs() - kReceiptReplayWindow.count();
+  std::set<std::string> owedIds;
+  const auto& sections = journal_->view().sections;
+  if (auto it = sections.find(kReceiptsSection); it != sections.end()) {
+    if (auto owed = parseOwedReceipts(it->second.valueJson); owed.isOk()) {
+      through = owed->throughMs;
+      for (const auto& r : owed->owed)
+        owedIds.insert(r.outcome + "/" + r.id);
+      if (!owed->owed.empty()) {
+        log::info("seat {}: the previous daemon owed {} receipt(s); publishing them",
+                  profile_.principal.dotForm(), owed->owed.size());
+      }
+      wake_->restoreOwed(std::move(owed->owed));
+    } else {
+      log::warn("seat {}: {}; republishing the receipts of the last {} s instead",
+                profile_.principal.dotForm(), owed.status().toString(),
+                kReceiptReplayWindow.count() / 1000);
+    }
+  }
+  // A daemon that ended between a terminal journal write and its receipt's publish left the
+  // sender without one: those are published again (the duplicate window, keyed
+  // `rcpt-<outcome>-<seat>-<id>`, keeps exactly one of a receipt already stored).
+  for (const auto& t : journal_->view().tombstones) {
+    if (t.stateSinceMs < through || t.target.empty()) continue;
+    const bool surfaced = t.state == journal::OwnerState::kSurfaced;
+    if (owedIds.contains((surfaced ? "surfaced/" : "failed/") + t.id)) continue;
+    if (surfaced) {
+      (void)wake_->surfaced(t.id, t.target, t.stateSinceMs, evidenceKind(t.reason));
+    } else {
+      (void)wake_->failed(t.id, t.target, t.reason, t.stateSinceMs);
+    }
+  }
+  (void)wake_->retryOwed(wallMs());
 }
 
 void Seat::Impl::failUnread(const std::string& how) {

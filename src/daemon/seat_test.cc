@@ -16,6 +16,7 @@
 #include "daemon/seat_files.h"
 #include "journal/ownership_journal.h"
 #include "mesh/endpoint.h"
+#include "planes/space_provisioner.h"
 #include "testing/eventually.h"
 #include "testing/managed_space.h"
 #include "testing/occurrences.h"
@@ -328,6 +329,58 @@ TEST_F(SeatTest, CountersAndGenerationsSurviveARestart) {
            it->second.valueJson.find(R"("surfaced":2)") != std::string::npos &&
            it->second.valueJson.find(R"("clean":false)") != std::string::npos;
   }));
+}
+
+// The receipt of a DM surfaced while the broker cannot store receipts (WAKE_<space> lost) is
+// owed: stored once the stream is back, without a restart (the hour's soak lost one this way).
+TEST_F(SeatTest, AReceiptTheBrokerCouldNotStoreIsStoredOnceItCan) {
+  auto seat = startSeat(profile());
+  ASSERT_NE(seat, nullptr);
+  ASSERT_TRUE(js_->deleteStream("WAKE_main").isOk());
+  ASSERT_TRUE(alice_->sendDirect("local.reviewer", "while receipts cannot be stored").isOk());
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.surfaced == 1; }));
+  EXPECT_EQ(seat->snapshot().counters.receipts, 0u);
+
+  ASSERT_TRUE(planes::ensureSpace(*js_, "main").isOk());
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.receipts == 1; }))
+      << "the owed receipt was never published again";
+  auto rcpt = js_->findMessage("WAKE_main", 1, "cotal.main.rcpt.local.alice.>");
+  ASSERT_TRUE(rcpt.isOk()) << rcpt.status().toString();
+  EXPECT_NE(rcpt->data.find(R"("evidence":"stdin-read")"), std::string::npos) << rcpt->data;
+}
+
+// A seat stopped while it owes a receipt writes the debt into its journal; its next life
+// publishes it.
+TEST_F(SeatTest, AReceiptOwedAtAStopIsPublishedByTheNextLife) {
+  auto seat = startSeat(profile());
+  ASSERT_NE(seat, nullptr);
+  ASSERT_TRUE(js_->deleteStream("WAKE_main").isOk());
+  ASSERT_TRUE(alice_->sendDirect("local.reviewer", "owed across a stop").isOk());
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.surfaced == 1; }));
+  seat->stop();
+  seat.reset();
+  auto view = journal::OwnershipJournal::inspect(FileSystem::posix(), seatFilesDir(profile().cwd));
+  ASSERT_TRUE(view.isOk()) << view.status().toString();
+  auto owed = view->sections.find("seat.receipts");
+  ASSERT_NE(owed, view->sections.end());
+  EXPECT_NE(owed->second.valueJson.find(R"("outcome":"surfaced")"), std::string::npos)
+      << owed->second.valueJson;
+
+  ASSERT_TRUE(planes::ensureSpace(*js_, "main").isOk());
+  seat = startSeat(profile());
+  ASSERT_NE(seat, nullptr);
+  ASSERT_TRUE(eventually([&] {
+    auto rcpt = js_->findMessage("WAKE_main", 1, "cotal.main.rcpt.local.alice.>");
+    return rcpt.isOk() && rcpt->data.find("surfacedAt") != std::string::npos;
+  }));
+  ASSERT_TRUE(eventually([&] {
+    auto after =
+        journal::OwnershipJournal::inspect(FileSystem::posix(), seatFilesDir(profile().cwd));
+    if (!after.isOk()) return false;
+    auto it = after->sections.find("seat.receipts");
+    return it != after->sections.end() &&
+           it->second.valueJson.find(R"("owed":[])") != std::string::npos;
+  })) << "the debt, paid, leaves the journal";
 }
 
 // A daemon killed with SIGKILL leaves its runtime running in its own process group; the next

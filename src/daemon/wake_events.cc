@@ -56,34 +56,107 @@ std::string evidenceKind(std::string_view reason) {
 
 Status WakeEvents::surfaced(const std::string& messageId, const std::string& sender, int64_t atMs,
                             std::string_view evidence) {
-  json::object body{
-      {"id", messageId}, {"recipient", seat_.principal.dotForm()}, {"surfacedAt", atMs}};
-  if (!evidence.empty()) body["evidence"] = evidence;
-  return receipt("surfaced", messageId, sender, json::serialize(body));
+  return send(Receipt{"surfaced", messageId, sender, atMs, std::string(evidence)});
 }
 
 Status WakeEvents::failed(const std::string& messageId, const std::string& sender,
                           const std::string& reason, int64_t atMs) {
-  json::object body{{"id", messageId},
-                    {"recipient", seat_.principal.dotForm()},
-                    {"failedAt", atMs},
-                    {"reason", reason}};
-  return receipt("failed", messageId, sender, json::serialize(body));
+  return send(Receipt{"failed", messageId, sender, atMs, reason});
 }
 
-Status WakeEvents::receipt(std::string_view outcome, const std::string& messageId,
-                           const std::string& sender, std::string body) {
-  SHOAL_ASSIGN_OR_RETURN(wire::Principal from, wire::parsePrincipal(sender));
+Status WakeEvents::send(Receipt r) {
+  SHOAL_ASSIGN_OR_RETURN(wire::Principal from, wire::parsePrincipal(r.sender));
+  (void)from;
+  ReceiptOutbox::Ticket ticket = 0;
+  {
+    MutexLock lock(mu_);
+    ticket = outbox_.begin(r);
+  }
+  Status sent = publishReceipt(r);
+  MutexLock lock(mu_);
+  if (sent.isOk()) {
+    outbox_.stored(ticket);
+  } else {
+    outbox_.unsent(ticket, Clock::real().wallMs());
+  }
+  return sent;
+}
+
+size_t WakeEvents::retryOwed(int64_t nowMs) {
+  std::vector<std::pair<ReceiptOutbox::Ticket, Receipt>> due;
+  {
+    MutexLock lock(mu_);
+    due = outbox_.due(nowMs);
+  }
+  size_t stored = 0;
+  bool down = false;
+  for (const auto& [ticket, r] : due) {
+    // One failure says the broker is still away: the rest wait for their next turn, unsent.
+    Status sent = down ? unavailable("broker-unavailable", "not tried") : publishReceipt(r);
+    down = !sent.isOk();
+    MutexLock lock(mu_);
+    if (sent.isOk()) {
+      outbox_.stored(ticket);
+      ++stored;
+    } else {
+      outbox_.unsent(ticket, nowMs);
+    }
+  }
+  MutexLock lock(mu_);
+  if (outbox_.dropped() != droppedLogged_) {
+    log::warn("seat {}: {} receipt(s) dropped unsent: more than {} were owed at once",
+              seat_.principal.dotForm(), outbox_.dropped() - droppedLogged_,
+              ReceiptOutbox::kMaxOwed);
+    droppedLogged_ = outbox_.dropped();
+  }
+  return stored;
+}
+
+std::optional<int64_t> WakeEvents::nextRetryMs() const {
+  MutexLock lock(mu_);
+  return outbox_.nextDueMs();
+}
+
+size_t WakeEvents::owedCount() const {
+  MutexLock lock(mu_);
+  return outbox_.owedCount();
+}
+
+bool WakeEvents::outboxChanged() const {
+  MutexLock lock(mu_);
+  return outbox_.changed();
+}
+
+std::optional<std::string> WakeEvents::outboxSection(int64_t nowMs) {
+  MutexLock lock(mu_);
+  return outbox_.takeSection(nowMs);
+}
+
+void WakeEvents::restoreOwed(std::vector<Receipt> owed) {
+  MutexLock lock(mu_);
+  outbox_.restore(std::move(owed));
+}
+
+Status WakeEvents::publishReceipt(const Receipt& r) {
+  SHOAL_ASSIGN_OR_RETURN(wire::Principal from, wire::parsePrincipal(r.sender));
   SHOAL_ASSIGN_OR_RETURN(std::string subject, wire::rcptSubject(space_, from, seat_.principal));
+  json::object body{{"id", r.id}, {"recipient", seat_.principal.dotForm()}};
+  if (r.outcome == "surfaced") {
+    body["surfacedAt"] = r.atMs;
+    if (!r.detail.empty()) body["evidence"] = r.detail;
+  } else {
+    body["failedAt"] = r.atMs;
+    body["reason"] = r.detail;
+  }
   transport::PublishOptions po;
   // One id per outcome: a repeat of the same receipt is dropped by the duplicate window, a
   // different outcome (a failed upgraded to surfaced, seed 004 §3.3) never is.
-  po.msgId = fmt::format("rcpt-{}-{}-{}", outcome, seat_.principal.dotForm(), messageId);
-  Status sent = js_.publish(subject, body, po).status();
+  po.msgId = fmt::format("rcpt-{}-{}-{}", r.outcome, seat_.principal.dotForm(), r.id);
+  Status sent = js_.publish(subject, json::serialize(body), po).status();
   if (!sent.isOk()) {
     if (auto held = unsent_.admit(sent.reason())) {
-      log::warn("seat {}: the {} receipt of {} to {} was not stored: {}{}",
-                seat_.principal.dotForm(), outcome, messageId, sender, sent.toString(),
+      log::warn("seat {}: the {} receipt of {} to {} was not stored (owed, retried): {}{}",
+                seat_.principal.dotForm(), r.outcome, r.id, r.sender, sent.toString(),
                 log::heldBackSuffix(*held));
     }
   }

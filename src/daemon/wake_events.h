@@ -20,8 +20,8 @@
 // `rcpt-<outcome>-<seat o>.<seat a>-<message id>` (a republished receipt is stored once; a
 // later, different outcome of the same message — surfaced evidence upgrading a failure — is
 // stored too, and so is each seat's receipt of one channel post). A receipt the broker did not
-// acknowledge is logged (once per reason per 10 s) and not retried: the journal keeps the
-// outcome, and a restart republishes the receipts of the last ~100 s.
+// acknowledge is logged (once per reason per 10 s) and owed: retryOwed() publishes it again
+// with a backoff until it is stored, and the seat persists what is owed (receipt_outbox.h).
 //   surfaced  {"id","recipient","surfacedAt","evidence"}   evidence: how it was proven —
 //             runtime-ack (the runtime echoed the handoff's id), stdin-read (an exec program
 //             read its last byte from stdin), stdin-write (written whole to stdin), inbox-page
@@ -29,8 +29,8 @@
 //             runtime's own thread)
 //   failed    {"id","recipient","failedAt","reason"}
 //
-// Publishing is best effort: a publish the broker did not acknowledge is logged, and the
-// ownership journal (not the event) stays the truth.
+// Lifecycle events and wake results are best effort: a publish the broker did not acknowledge
+// is logged, and the ownership journal (not the event) stays the truth.
 //
 // Thread safety: every method may be called from any thread.
 // Lifetime: must not outlive the JetStream it publishes with.
@@ -38,13 +38,16 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "base/clock.h"
 #include "base/log_throttle.h"
+#include "base/mutex.h"
 #include "base/status.h"
+#include "daemon/receipt_outbox.h"
 #include "daemon/reply_ledger.h"
 #include "daemon/seat_profile.h"
 #include "transport/jetstream.h"
@@ -70,20 +73,36 @@ class WakeEvents {
 
   Status publish(const WakeEvent& event, int64_t atMs);
   Status result(const WakeResult& result, uint64_t generation, int64_t atMs);
-  // `sender` is the message's from.id (dot-form); a malformed one is skipped.
+  // `sender` is the message's from.id (dot-form); a malformed one is skipped. A receipt the
+  // broker did not store is owed (the error is returned all the same).
   Status surfaced(const std::string& messageId, const std::string& sender, int64_t atMs,
                   std::string_view evidence = "");
   Status failed(const std::string& messageId, const std::string& sender, const std::string& reason,
                 int64_t atMs);
 
+  // Publishes the owed receipts due at `nowMs`; returns how many the broker stored.
+  size_t retryOwed(int64_t nowMs);
+  // When retryOwed() has work next (wall ms); nullopt when nothing is owed.
+  std::optional<int64_t> nextRetryMs() const;
+  size_t owedCount() const;
+  // Whether outboxSection() has a new value.
+  bool outboxChanged() const;
+  // The `seat.receipts` journal section when it changed (receipt_outbox.h).
+  std::optional<std::string> outboxSection(int64_t nowMs);
+  // Receipts a previous life owed: published by the next retryOwed().
+  void restoreOwed(std::vector<Receipt> owed);
+
  private:
-  Status receipt(std::string_view outcome, const std::string& messageId, const std::string& sender,
-                 std::string body);
+  Status send(Receipt r);
+  Status publishReceipt(const Receipt& r);
 
   transport::JetStream& js_;
   const std::string space_;
   const SeatProfile seat_;
   log::LogThrottle unsent_{Clock::real(), std::chrono::seconds(10)};
+  mutable Mutex mu_;
+  ReceiptOutbox outbox_ SHOAL_GUARDED_BY(mu_);
+  uint64_t droppedLogged_ SHOAL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace shoal::daemon

@@ -68,5 +68,27 @@ TEST_F(WakeEventsTest, EachSeatsReceiptOfOnePostIsStored) {
   EXPECT_EQ(stored("post-1"), (std::vector<std::string>{"surfaced", "surfaced"}));
 }
 
+// A receipt the broker could not store (here its stream is gone, as in a broker that lost its
+// store) is owed and stored once the stream is back: before, it was logged and lost.
+TEST_F(WakeEventsTest, AnUnstoredReceiptIsOwedUntilTheBrokerStoresIt) {
+  ASSERT_TRUE(js_->deleteStream("WAKE_main").isOk());
+  EXPECT_FALSE(events_->surfaced("m-1", "local.alice", 1000, "stdin-read").isOk());
+  EXPECT_FALSE(
+      events_->failed("m-2", "local.alice", "runtime-exited-before-reading: x", 1001).isOk());
+  EXPECT_EQ(events_->owedCount(), 2u);
+  const int64_t now = Clock::real().wallMs();
+  ASSERT_TRUE(events_->nextRetryMs().has_value());
+  EXPECT_EQ(events_->retryOwed(now + 1500), 0u) << "the stream is still gone";
+  EXPECT_EQ(events_->owedCount(), 2u);
+
+  ASSERT_TRUE(planes::ensureSpace(*js_, "main").isOk());
+  EXPECT_EQ(events_->retryOwed(now + 60000), 2u);
+  EXPECT_EQ(events_->owedCount(), 0u);
+  EXPECT_EQ(stored("m-1"), (std::vector<std::string>{"surfaced"}));
+  EXPECT_EQ(stored("m-2"), (std::vector<std::string>{"failed"}));
+  EXPECT_EQ(events_->retryOwed(now + 120000), 0u) << "nothing is published twice";
+  EXPECT_EQ(stored("m-1"), (std::vector<std::string>{"surfaced"}));
+}
+
 }  // namespace
 }  // namespace shoal::daemon

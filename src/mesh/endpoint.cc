@@ -496,6 +496,7 @@ Result<JoinReport> Endpoint::join(std::string_view channel, const JoinOptions& o
       if (member.isOk() && member->durable) {
         report.durable = true;
         report.generation = member->generation;
+        report.continued = member->existing;
         std::lock_guard lock(channelsMu_);
         durableGenerations_[report.channel] = member->generation;
       } else {
@@ -508,7 +509,11 @@ Result<JoinReport> Endpoint::join(std::string_view channel, const JoinOptions& o
       warn(unavailable("durable-backstop-unestablished",
                        "#" + report.channel + ": " + report.backstop));
   }
-  report.replay = options.replay.value_or(effective ? effective->replay : false);
+  // A membership this lifecycle already held continues: its first join replayed what came before
+  // its cursor and the backstop carries every post since, so a replay now would only hand over
+  // again posts it took in long ago (and whose journal tombstones may be gone).
+  report.replay =
+      options.replay.value_or(effective ? effective->replay : false) && !report.continued;
   std::optional<std::chrono::milliseconds> window = options.replayWindow;
   if (!window && effective && effective->replayWindowMs) {
     window = std::chrono::milliseconds(*effective->replayWindowMs);

@@ -155,7 +155,8 @@ struct SendReceipt {
 
 struct JoinOptions {
   // Read the channel's history up to the watermark (historical copies). Unset: the channel's
-  // effective `replay` from the registry (mesh/channel_registry.h).
+  // effective `replay` from the registry (mesh/channel_registry.h). Never for a durable
+  // membership the lifecycle already held (JoinReport::continued).
   std::optional<bool> replay;
   // Only posts newer than now − window. Unset: the registry's effective `replayWindow`.
   std::optional<std::chrono::milliseconds> replayWindow;
@@ -171,6 +172,9 @@ struct JoinReport {
   std::string deliveryClass;  // "live" | "durable"; empty for a wildcard pattern (live only)
   bool durable = false;       // the delivery plane recorded a durable membership
   uint64_t generation = 0;    // of that membership
+  // The lifecycle was already a durable member (a restarted seat): the membership continues
+  // and no history is replayed (the first join did; the backstop carries the rest).
+  bool continued = false;
   // Set when the channel is durable but the backstop is not: "joined live, durable backstop
   // unestablished: <why>" (never silent).
   std::string backstop;

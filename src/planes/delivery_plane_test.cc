@@ -325,6 +325,47 @@ TEST_F(DeliveryPlaneTest, LateJoinerGetsHistoryMarkedHistoricalAndNoDuplicates) 
   EXPECT_EQ(alice->counters().duplicates, 1u);  // the durable copy of the live post
 }
 
+// A lifecycle that comes back (a restarted seat: same principal, same uid) continues its durable
+// membership: its rejoin replays nothing, so posts it took in long ago are not handed over
+// again as historical (a seat whose journal pruned their tombstones would take them in again);
+// a new lifecycle's first join still replays them.
+TEST_F(DeliveryPlaneTest, ARejoinThatContinuesTheMembershipReplaysNothing) {
+  const std::string aliceUid = uid();
+  Inbox& first = inbox();
+  auto* alice = open("alice", aliceUid, &first);
+  ASSERT_NE(alice, nullptr);
+  auto joined = alice->join("team");  // replay on (the registry's default)
+  ASSERT_TRUE(joined.isOk() && joined->durable) << joined->backstop;
+  EXPECT_FALSE(joined->continued);
+  auto bob = openSender("bob");
+  ASSERT_NE(bob, nullptr);
+  auto post = bob->post("team", "taken in once");
+  ASSERT_TRUE(post.isOk());
+  ASSERT_TRUE(fannedOut(post->stored.messageId));
+  ASSERT_TRUE(eventually([&] { return dlvBacklog("alice", aliceUid) == 0; }));
+  ASSERT_EQ(first.countOf(post->stored.messageId), 1u);
+  closeEndpoint(alice);  // alice's daemon ends
+
+  Inbox& again = inbox();
+  auto* aliceAgain = open("alice", aliceUid, &again);
+  ASSERT_NE(aliceAgain, nullptr);
+  auto rejoined = aliceAgain->join("team");
+  ASSERT_TRUE(rejoined.isOk()) << rejoined.status().toString();
+  EXPECT_TRUE(rejoined->continued);
+  EXPECT_FALSE(rejoined->replay);
+  EXPECT_EQ(rejoined->replayed, 0u);
+  EXPECT_EQ(rejoined->generation, joined->generation);
+
+  Inbox& carolGot = inbox();
+  auto* carol = open("carol", uid(), &carolGot);
+  ASSERT_NE(carol, nullptr);
+  auto fresh = carol->join("team");
+  ASSERT_TRUE(fresh.isOk());
+  EXPECT_FALSE(fresh->continued);
+  EXPECT_EQ(fresh->replayed, 1u);
+  EXPECT_EQ(again.countOf(post->stored.messageId), 0u) << "alice took it in before her restart";
+}
+
 // A leave is a hard boundary: no copy of a later post, not even one that reaches the reader
 // after the leave (a redelivered entry), and a rejoin starts a new interval.
 TEST_F(DeliveryPlaneTest, LeaveIsAHardBoundary) {

@@ -4,6 +4,7 @@
 #include <optional>
 #include <thread>
 
+#include <arpa/inet.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -352,8 +353,26 @@ Status superviseUntilStopped(const MeshPaths& paths, const UpOptions& options,
 
 }  // namespace
 
+Status checkOpenModeHost(std::string_view host) {
+  const std::string h(host);
+  in_addr v4{};
+  in6_addr v6{};
+  const bool loopback =
+      h == "localhost" ||
+      (inet_pton(AF_INET, h.c_str(), &v4) == 1 && (ntohl(v4.s_addr) >> 24) == 127) ||
+      (inet_pton(AF_INET6, h.c_str(), &v6) == 1 && IN6_IS_ADDR_LOOPBACK(&v6));
+  if (loopback) return Status::ok();
+  return failedPrecondition(
+      "open-mode-off-loopback",
+      "`--host " + h +
+          "` would expose the broker beyond this machine, but open mode (the only mode `shoal "
+          "up` runs today) has one shared secret, no per-principal credentials and no TLS; it "
+          "listens on loopback only");
+}
+
 Status runSupervisor(const MeshPaths& paths, const UpOptions& options,
                      const std::function<void(const MeshRecord&)>& onReady) {
+  SHOAL_RETURN_IF_ERROR(checkOpenModeHost(options.host));
   FileSystem& fs = FileSystem::posix();
   SHOAL_ASSIGN_OR_RETURN(std::string binary, findNatsServer(options.natsServer));
   SHOAL_RETURN_IF_ERROR(prepareOwnerOnlyDirs(paths));
@@ -411,6 +430,7 @@ Status runSupervisor(const MeshPaths& paths, const UpOptions& options,
 }
 
 Result<UpOutcome> startDetached(const MeshPaths& paths, const UpOptions& options) {
+  SHOAL_RETURN_IF_ERROR(checkOpenModeHost(options.host));
   FileSystem& fs = FileSystem::posix();
   UpOutcome outcome;
 

@@ -20,6 +20,7 @@
 #include <chrono>
 #include <functional>
 #include <string>
+#include <string_view>
 
 #include "base/result.h"
 #include "supervisor/mesh_paths.h"
@@ -35,6 +36,12 @@ struct UpOptions {
   bool withDaemon = true;    // also run `shoal daemon run` (the seats) for the space
   std::chrono::milliseconds readyTimeout{20'000};
 };
+
+// Open mode (the only mode `shoal up` runs today) listens on loopback only: 127.0.0.0/8, ::1
+// or `localhost`. Any other host is kFailedPrecondition `open-mode-off-loopback` — the broker
+// would be reachable from the network with one shared secret, no per-principal credentials and
+// no TLS. runSupervisor() and startDetached() check it first.
+Status checkOpenModeHost(std::string_view host);
 
 // Runs the supervisor in this process until SIGTERM or SIGINT; `onReady` is called once the
 // broker accepts connections and the record is written. Returns OK on a requested stop, an

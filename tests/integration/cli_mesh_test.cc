@@ -205,6 +205,19 @@ TEST_F(CliMeshTest, MissingNatsServerNamesBootstrap) {
   EXPECT_EQ(record().status().code(), StatusCode::kNotFound);
 }
 
+// Open mode listens on loopback only: `up --host 0.0.0.0` refuses, names why, starts nothing
+// and records nothing — in the foreground too.
+TEST_F(CliMeshTest, UpRefusesAnAddressBeyondLoopback) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"up", "--host", "0.0.0.0", "--json"},
+        std::vector<std::string>{"up", "--host", "0.0.0.0", "--foreground", "--json"}}) {
+    CliRun r = shoal(args);
+    EXPECT_EQ(r.code, 1) << r.out << r.err;
+    EXPECT_NE(r.out.find(R"("reason":"open-mode-off-loopback")"), std::string::npos) << r.out;
+    EXPECT_EQ(record().status().code(), StatusCode::kNotFound);
+  }
+}
+
 // `down` with nothing running says so and succeeds.
 TEST_F(CliMeshTest, DownWithNothingRunningIsNoOp) {
   CliRun r = shoal({"down"});
