@@ -93,11 +93,12 @@ TEST(ReceiptOutboxTest, AtMostKMaxOwedAreKeptTheOldestDropped) {
 }
 
 TEST(ReceiptOutboxTest, ADamagedSectionIsRefusedByName) {
-  for (const char* text :
-       {"", "[]", R"({"owed":[]})", R"({"through":1})", R"({"through":"1","owed":[]})",
-        R"({"through":1,"owed":[{"outcome":"read","id":"m","sender":"local.a","at":1,"detail":""}]})",
-        R"({"through":1,"owed":[{"outcome":"failed","id":"m","sender":"local.a","detail":""}]})",
-        R"({"through":1,"owed":[7]})"}) {
+  for (
+      const char* text :
+      {"", "[]", R"({"owed":[]})", R"({"through":1})", R"({"through":"1","owed":[]})",
+       R"({"through":1,"owed":[{"outcome":"read","id":"m","sender":"local.a","at":1,"detail":""}]})",
+       R"({"through":1,"owed":[{"outcome":"failed","id":"m","sender":"local.a","detail":""}]})",
+       R"({"through":1,"owed":[7]})"}) {
     auto parsed = parseOwedReceipts(text);
     ASSERT_FALSE(parsed.isOk()) << text;
     EXPECT_EQ(parsed.status().reason(), "bad-receipt-outbox") << text;
