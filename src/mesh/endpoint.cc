@@ -12,12 +12,10 @@
 #include "mesh/delivery_rail.h"
 #include "mesh/durable_pump.h"
 #include "mesh/provision_client.h"
-#include "transport/kv.h"
 #include "transport/pull_consumer.h"
 #include "wire/channel.h"
 #include "wire/delivery_frame.h"
 #include "wire/inbound.h"
-#include "wire/membership.h"
 #include "wire/names.h"
 #include "wire/subject.h"
 #include "wire/token.h"
@@ -425,25 +423,6 @@ void Endpoint::settle(transport::JsMessage& message, const Admission& a) {
 
 // --- Channels -------------------------------------------------------------------------------
 
-namespace {
-
-// Whether the lifecycle holds an active durable membership of `channel`, read from the members
-// bucket itself (for a join the delivery plane did not answer); false when that is unknown.
-bool holdsMembership(transport::JetStream& js, std::string_view space, std::string_view channel,
-                     const wire::Principal& p, std::string_view uid) {
-  auto bucket = wire::bucketName(wire::Bucket::kMembers, space);
-  auto key = wire::memberKey(channel, p, uid);
-  if (!bucket.isOk() || !key.isOk()) return false;
-  auto kv = transport::KeyValue::openBucket(js, *bucket);
-  if (!kv.isOk()) return false;
-  auto row = kv->get(*key);
-  if (!row.isOk()) return false;
-  auto record = wire::decodeMembership(row->value);
-  return record.isOk() && record->active();
-}
-
-}  // namespace
-
 Result<JoinReport> Endpoint::join(std::string_view channel, const JoinOptions& options) {
   SHOAL_RETURN_IF_ERROR(wire::validateChannelPattern(channel));
   if (!options_.onDelivery) {
@@ -524,9 +503,6 @@ Result<JoinReport> Endpoint::join(std::string_view channel, const JoinOptions& o
         report.backstop = "joined live, durable backstop unestablished: " +
                           (member.isOk() ? std::string("the delivery plane declined")
                                          : member.status().toString());
-        // A plane that is down (a restarting mesh) does not end a membership: its copies wait.
-        report.continued = holdsMembership(*js_, options_.space, report.channel, options_.principal,
-                                           options_.lifecycleUid);
       }
     }
     if (!report.backstop.empty())

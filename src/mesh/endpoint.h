@@ -173,8 +173,7 @@ struct JoinReport {
   bool durable = false;       // the delivery plane recorded a durable membership
   uint64_t generation = 0;    // of that membership
   // The lifecycle was already a durable member (a restarted seat): the membership continues
-  // and no history is replayed (the first join did; the backstop carries the rest). Also when
-  // the delivery plane did not answer but the members bucket holds the active membership.
+  // and no history is replayed (the first join did; the backstop carries the rest).
   bool continued = false;
   // Set when the channel is durable but the backstop is not: "joined live, durable backstop
   // unestablished: <why>" (never silent).

@@ -5,9 +5,8 @@
 # historical, pull-only (`wake: channel-pull`), and stay `queued` in the journal: an exec seat
 # never hands them over, they take room in the seat's 200-message local inbox, and a seat with
 # `shoal_inbox` is offered posts it already surfaced.
-# Expected: after the restart, queued 0. Before the fix (a continued durable membership now
-# replays no history): queued 3, each old post `queued`, `channel-pull`, flags `h-`, though each
-# was read once before the restart. Now: queued 0, each post read once, no journal record.
+# Expected: after the restart, queued 0. Got: queued 3, each old post `queued`, `channel-pull`,
+# flags `h-`, though each was read once before the restart.
 set -u
 W=$(mktemp -d "${TMPDIR:-/tmp}/shoal-repro.XXXXXX")
 export HOME=$W/home XDG_DATA_HOME=$W/home/.local/share XDG_STATE_HOME=$W/home/.local/state XDG_RUNTIME_DIR=$W/run
