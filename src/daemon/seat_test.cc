@@ -89,6 +89,19 @@ class SeatTest : public shoal::testing::ManagedSpaceTest {
     ASSERT_TRUE((*journal)->admit(op).isOk());
   }
 
+  // A running seat that surfaced one DM `text` while WAKE_main (where receipts go) is gone;
+  // nullptr (with a test failure) otherwise.
+  std::unique_ptr<Seat> surfacedWhileReceiptsCannotBeStored(const std::string& text) {
+    auto seat = startSeat(profile());
+    if (seat == nullptr || !js_->deleteStream("WAKE_main").isOk() ||
+        !alice_->sendDirect("local.reviewer", text).isOk() ||
+        !eventually([&] { return seat->snapshot().counters.surfaced == 1; })) {
+      ADD_FAILURE() << "the DM did not surface with WAKE_main gone";
+      return nullptr;
+    }
+    return seat;
+  }
+
   std::unique_ptr<mesh::Endpoint> alice_;
 };
 
@@ -334,11 +347,8 @@ TEST_F(SeatTest, CountersAndGenerationsSurviveARestart) {
 // The receipt of a DM surfaced while the broker cannot store receipts (WAKE_<space> lost) is
 // owed: stored once the stream is back, without a restart (the hour's soak lost one this way).
 TEST_F(SeatTest, AReceiptTheBrokerCouldNotStoreIsStoredOnceItCan) {
-  auto seat = startSeat(profile());
+  auto seat = surfacedWhileReceiptsCannotBeStored("while receipts cannot be stored");
   ASSERT_NE(seat, nullptr);
-  ASSERT_TRUE(js_->deleteStream("WAKE_main").isOk());
-  ASSERT_TRUE(alice_->sendDirect("local.reviewer", "while receipts cannot be stored").isOk());
-  ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.surfaced == 1; }));
   EXPECT_EQ(seat->snapshot().counters.receipts, 0u);
 
   ASSERT_TRUE(planes::ensureSpace(*js_, "main").isOk());
@@ -352,11 +362,8 @@ TEST_F(SeatTest, AReceiptTheBrokerCouldNotStoreIsStoredOnceItCan) {
 // A seat stopped while it owes a receipt writes the debt into its journal; its next life
 // publishes it.
 TEST_F(SeatTest, AReceiptOwedAtAStopIsPublishedByTheNextLife) {
-  auto seat = startSeat(profile());
+  auto seat = surfacedWhileReceiptsCannotBeStored("owed across a stop");
   ASSERT_NE(seat, nullptr);
-  ASSERT_TRUE(js_->deleteStream("WAKE_main").isOk());
-  ASSERT_TRUE(alice_->sendDirect("local.reviewer", "owed across a stop").isOk());
-  ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.surfaced == 1; }));
   seat->stop();
   seat.reset();
   auto view = journal::OwnershipJournal::inspect(FileSystem::posix(), seatFilesDir(profile().cwd));
