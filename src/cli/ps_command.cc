@@ -45,6 +45,32 @@ std::string clockTime(int64_t ms) {
   return buf;
 }
 
+// "  surfaced 14 (10 runtime-ack · 4 stdin-read) · 3 receipts owed": what proved each surfaced
+// record, and the receipts the broker has not stored yet; "" when there is neither.
+std::string surfacedLine(const json::object& seat) {
+  std::string kinds;
+  if (const json::value* by = seat.if_contains("surfacedBy"); by != nullptr && by->is_object()) {
+    for (const auto& [kind, n] : by->as_object()) {
+      if (!n.is_number() || n.to_number<int64_t>() == 0) continue;
+      kinds += fmt::format("{}{} {}", kinds.empty() ? "" : " · ", n.to_number<int64_t>(),
+                           std::string_view(kind));
+    }
+  }
+  const int64_t surfaced = num(seat, "surfaced");
+  const int64_t owed = num(seat, "receiptsOwed");
+  std::string line;
+  if (surfaced > 0) {
+    line = fmt::format("  surfaced {}", surfaced);
+    if (!kinds.empty()) line += " (" + kinds + ")";
+  }
+  if (owed > 0) {
+    line += fmt::format("{}{} receipt{} owed (the broker has not stored {} yet)",
+                        line.empty() ? "  " : " · ", owed, owed == 1 ? "" : "s",
+                        owed == 1 ? "it" : "them");
+  }
+  return line;
+}
+
 int runPs(const PsArgs& args) {
   const std::string what = "shoal ps";
   auto path = daemon::controlSocketPath(args.target.space);
@@ -81,6 +107,7 @@ int runPs(const PsArgs& args) {
         static_cast<long long>(num(s, "awaitingReply")), static_cast<long long>(num(s, "replied")),
         static_cast<long long>(num(s, "noVisibleReply")),
         static_cast<long long>(num(s, "failed") + num(s, "replyFailed")));
+    if (std::string proof = surfacedLine(s); !proof.empty()) std::printf("%s\n", proof.c_str());
     const json::value* recent = s.if_contains("recentResults");
     if (recent == nullptr || !recent->is_array()) continue;
     const json::array& rows = recent->as_array();
@@ -103,8 +130,9 @@ void registerPsCommand(CLI::App& app, CommandResult& result) {
   auto args = std::make_shared<PsArgs>();
   CLI::App* ps = app.add_subcommand(
       "ps",
-      "the daemon's seats: state, runtime pid, turns, queues, and their latest wake "
-      "results (replied / completed_without_visible_reply / failed)");
+      "the daemon's seats: state, runtime pid, turns, queues, what proved each surfaced "
+      "delivery, receipts owed, and their latest wake results (replied / "
+      "completed_without_visible_reply / failed)");
   ps->add_option("--results", args->results, "wake results shown per seat, newest last")
       ->capture_default_str()
       ->check(CLI::Range(0, 20));

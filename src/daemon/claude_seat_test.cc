@@ -145,6 +145,16 @@ class ClaudeSeatTest : public shoal::testing::ManagedSpaceTest {
                        [&](const json::object& o) { return o.at("kind").as_string() == kind; });
   }
 
+  // Makes the (closed) seat's journal forget its durable memberships, as one an older Shoal
+  // wrote (channel_rejoin.h).
+  void forgetDurableChannels(const SeatProfile& p) {
+    auto j = journal::OwnershipJournal::open(FileSystem::posix(), Clock::real(),
+                                             seatFilesDir(p.cwd), {});
+    ASSERT_TRUE(j.isOk()) << j.status().toString();
+    auto set = (*j)->setSection(journal::SetSection{"seat.durable_channels", "[]", std::nullopt});
+    ASSERT_TRUE(set.isOk()) << set.status().toString();
+  }
+
   std::optional<journal::OwnershipRecord> tombstone(const std::string& id) {
     auto view =
         journal::OwnershipJournal::inspect(FileSystem::posix(), seatFilesDir(profile().cwd));
@@ -848,9 +858,10 @@ TEST_F(ClaudeSeatTest, ADurableChannelPostMadeWhileTheSeatWasDownArrivesOnce) {
 }
 
 // The same, when the rejoin's replay reaches the post before its durable copy does (the delivery
-// plane is down across the restart): the replay takes it in as historical, pull-only — and the
-// durable copy that follows makes it ordinary traffic again, so it reaches the runtime by
-// itself, once (found by the soak: it used to stay queued for an inbox page forever).
+// plane is down across the restart, and the seat's journal does not remember the membership, as
+// one an older Shoal wrote): the replay takes it in as historical, pull-only — and the durable
+// copy that follows makes it ordinary traffic again, so it reaches the runtime by itself, once
+// (found by the soak: it used to stay queued for an inbox page forever).
 TEST_F(ClaudeSeatTest, APostMissedWhileDownIsNotHistoricalWhenItsCopyComesAfterTheReplay) {
   planes::DeliveryPlaneOptions po;
   po.space = "main";
@@ -867,6 +878,7 @@ TEST_F(ClaudeSeatTest, APostMissedWhileDownIsNotHistoricalWhenItsCopyComesAfterT
       eventually([&] { return members->get("general/local.reviewer." + p.lifecycleUid).isOk(); }));
   seat.reset();
   (void)(*plane)->stop();  // the plane is down too: no durable copy yet
+  forgetDurableChannels(p);
 
   ASSERT_TRUE(alice_->post("general", "while you were down LATE_COPY_MARK", {}).isOk());
   seat = open(p);
@@ -882,6 +894,45 @@ TEST_F(ClaudeSeatTest, APostMissedWhileDownIsNotHistoricalWhenItsCopyComesAfterT
   EXPECT_EQ(seat->snapshot().counters.admitted, 1u);
   seat.reset();
   (void)(*again)->stop();
+}
+
+// A seat remembers its durable memberships in its journal, so a rejoin while the delivery plane is
+// down (a whole-mesh crash restarts the daemon first) replays nothing: nothing is taken in as
+// historical — the soak found posts surfaced long before queued again that way, once their
+// tombstones were pruned — and the post made meanwhile comes by its durable copy once the plane
+// is back, once.
+TEST_F(ClaudeSeatTest, ARejoinWhileThePlaneIsDownReplaysNothing) {
+  planes::DeliveryPlaneOptions po;
+  po.space = "main";
+  po.holder = "local.delivery-test";
+  auto plane = planes::DeliveryPlane::start(*managerConn_, *managerJs_, po);
+  ASSERT_TRUE(plane.isOk()) << plane.status().toString();
+  SeatProfile p = profile();
+  p.channels = {"general"};
+  auto seat = open(p);
+  ASSERT_NE(seat, nullptr);
+  seat.reset();
+  auto view = journal::OwnershipJournal::inspect(FileSystem::posix(), seatFilesDir(p.cwd));
+  ASSERT_TRUE(view.isOk()) << view.status().toString();
+  ASSERT_EQ(view->sections.count("seat.durable_channels"), 1u);
+  EXPECT_EQ(view->sections.at("seat.durable_channels").valueJson, R"(["general"])");
+  (void)(*plane)->stop();
+
+  ASSERT_TRUE(alice_->post("general", "while you were down HELD_MARK", {}).isOk());
+  seat = open(p);
+  ASSERT_NE(seat, nullptr);
+  // Seat::open returns after its joins; a replay would have queued the post by now.
+  EXPECT_EQ(seat->snapshot().queued, 0u) << "the rejoin replayed history";
+  EXPECT_EQ(inputsWith("HELD_MARK"), 0u);
+
+  auto again = planes::DeliveryPlane::start(*managerConn_, *managerJs_, po);
+  ASSERT_TRUE(again.isOk()) << again.status().toString();
+  ASSERT_TRUE(eventually([&] { return inputsWith("HELD_MARK") == 1; }))
+      << "the durable copy brings it";
+  EXPECT_EQ(seat->snapshot().counters.admitted, 1u);
+  seat.reset();
+  (void)(*again)->stop();
+  EXPECT_EQ(inputsWith("HELD_MARK"), 1u);
 }
 
 // Attention × traffic (seed 000 "Attention"): what reaches the runtime by itself in each mode.

@@ -12,6 +12,7 @@
 #include "base/ids.h"
 #include "base/log.h"
 #include "daemon/runtime_driver.h"
+#include "daemon/seat_history.h"
 
 namespace shoal::daemon {
 namespace {
@@ -338,7 +339,12 @@ std::string DaemonService::seatJson(const SeatProfile& profile) {
                  {"inboxEvicted", c.inboxEvicted},
                  {"inboxRefused", c.inboxRefused},
                  {"inboxDropped", c.inboxDropped},
+                 {"receiptsOwed", snap.receiptsOwed},
                  {"note", note}};
+  json::object byEvidence;
+  for (const auto& [kind, n] : surfacedByEvidence(c))
+    byEvidence[kind] = n;
+  o["surfacedBy"] = std::move(byEvidence);
   if (!snap.journalPoisoned.empty()) {
     o["journal"] =
         json::object{{"poisoned", snap.journalPoisoned}, {"since", snap.journalPoisonedSinceMs}};

@@ -22,6 +22,7 @@
 #include "base/process_info.h"
 #include "daemon/admission_refusal.h"
 #include "daemon/admitted_seqs.h"
+#include "daemon/channel_rejoin.h"
 #include "daemon/inbox_leases.h"
 #include "daemon/local_inbox.h"
 #include "daemon/presentation.h"
@@ -277,6 +278,9 @@ class Seat::Impl {
   void setAttention(wire::Attention attention);
   Status startMcp();
   void endLeftoverRuntime(const std::string& sectionJson);
+  // Joins the profile's channels, passing on and updating the journal's memory of the durable
+  // memberships this lifecycle holds (channel_rejoin.h).
+  void rejoinChannels();
   void count(uint64_t SeatCounters::*field, uint64_t n = 1) {
     MutexLock lock(mu_);
     snap_.counters.*field += n;
@@ -604,13 +608,7 @@ Status Seat::Impl::open() {
   eo.onRefused = [this](const mesh::RefusedDelivery& r) { refusedByParser(r); };
   eo.historyYieldsToLaterCopies = true;  // the journal dedups; see replacedHistorical()
   SHOAL_ASSIGN_OR_RETURN(endpoint_, mesh::Endpoint::open(std::move(eo)));
-  for (const auto& channel : profile_.channels) {
-    auto joined = endpoint_->join(channel);
-    if (!joined.isOk()) {
-      log::warn("seat {}: joining #{}: {}", profile_.principal.dotForm(), channel,
-                joined.status().toString());
-    }
-  }
+  rejoinChannels();
   SHOAL_RETURN_IF_ERROR(startMcp());
   // Admissions queued while the endpoint opened wait for the gate; its first command runs or
   // sleeps the seat as the profile says. A failed launch is not a failed open: the seat stays
@@ -619,6 +617,24 @@ Status Seat::Impl::open() {
   (void)command(mode_ == SeatMode::kRunning ? GateEvent::Kind::kWake : GateEvent::Kind::kSleep,
                 std::nullopt, true);
   return Status::ok();
+}
+
+void Seat::Impl::rejoinChannels() {
+  std::set<std::string> held;
+  const auto view = journal_->view();
+  if (auto it = view.sections.find(kDurableChannelsSection); it != view.sections.end()) {
+    auto parsed = parseDurableChannels(it->second.valueJson);
+    if (parsed.isOk()) held = std::move(parsed).value();
+    if (!parsed.isOk())
+      log::warn("seat {}: {}", profile_.principal.dotForm(), parsed.status().toString());
+  }
+  const std::string who = profile_.principal.dotForm();
+  std::set<std::string> now = joinSeatChannels(*endpoint_, profile_.channels, held, who);
+  if (now == held) return;
+  auto saved = journal_->setSection(journal::SetSection{std::string(kDurableChannelsSection),
+                                                        durableChannelsJson(now), std::nullopt});
+  if (!saved.isOk())
+    log::warn("seat {}: remembering its channels: {}", who, saved.status().toString());
 }
 
 void Seat::Impl::endLeftoverRuntime(const std::string& sectionJson) {
@@ -1083,6 +1099,7 @@ SeatSnapshot Seat::Impl::snapshot() const {
   }
   out.awaitingReply = ledger_.size();
   out.inboxLeases = leases_.size();
+  if (wake_) out.receiptsOwed = wake_->owedCount();
   {
     MutexLock lock(modesMu_);
     out.channelModes = channelModes_;
@@ -2392,10 +2409,11 @@ void Seat::Impl::settleSurfaced(std::vector<Handed> owners, const std::string& h
   }
   const int64_t now = wallMs();
   count(&SeatCounters::surfaced, owners.size());
+  const std::string evidence = evidenceKind(how);
+  if (auto byEvidence = surfacedCounter(evidence)) count(byEvidence, owners.size());
   std::vector<WakeResult> earlyReplies;
   for (const auto& o : owners) {
-    if (wake_->surfaced(o.id, o.sender, now, evidenceKind(how)).isOk())
-      count(&SeatCounters::receipts);
+    if (wake_->surfaced(o.id, o.sender, now, evidence).isOk()) count(&SeatCounters::receipts);
     if (o.replyKey.empty()) continue;
     // Answered already (the reply beat this acknowledgement): its result is out at once.
     if (auto early = ledger_.add(ReplyRow{o.id, o.replyTarget, o.replyKey, o.replySeq, wakeToken}))

@@ -145,6 +145,14 @@ struct SeatCounters {
   uint64_t inboxEvicted = 0;
   uint64_t inboxRefused = 0;
   uint64_t inboxDropped = 0;
+  // `surfaced`, split by the evidence that proved it (wake_events.h evidenceKind): the runtime
+  // echoed the handoff, an exec program read it from stdin, it was written whole to stdin (no
+  // proof of reading), an inbox page carrying it was written, or reconciliation found it.
+  uint64_t surfacedRuntimeAck = 0;
+  uint64_t surfacedStdinRead = 0;
+  uint64_t surfacedStdinWrite = 0;
+  uint64_t surfacedInboxPage = 0;
+  uint64_t surfacedReconciled = 0;
   friend bool operator==(const SeatCounters&, const SeatCounters&) = default;
 };
 
@@ -191,6 +199,8 @@ struct SeatSnapshot {
   // (with backoff) until it can write again (docs/daemon.md, "A full disk").
   std::string journalPoisoned;
   int64_t journalPoisonedSinceMs = 0;
+  // Receipts the broker has not stored yet; the seat keeps publishing them (receipt_outbox.h).
+  size_t receiptsOwed = 0;
 };
 
 class Seat {

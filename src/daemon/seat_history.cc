@@ -28,7 +28,25 @@ void eachCounter(SeatCounters& c, Fn&& fn) {
   fn("inboxEvicted", c.inboxEvicted);
   fn("inboxRefused", c.inboxRefused);
   fn("inboxDropped", c.inboxDropped);
+  fn("surfacedRuntimeAck", c.surfacedRuntimeAck);
+  fn("surfacedStdinRead", c.surfacedStdinRead);
+  fn("surfacedStdinWrite", c.surfacedStdinWrite);
+  fn("surfacedInboxPage", c.surfacedInboxPage);
+  fn("surfacedReconciled", c.surfacedReconciled);
 }
+
+struct EvidenceCounter {
+  std::string_view kind;
+  uint64_t SeatCounters::*field;
+};
+
+constexpr EvidenceCounter kEvidenceCounters[] = {
+    {"runtime-ack", &SeatCounters::surfacedRuntimeAck},
+    {"stdin-read", &SeatCounters::surfacedStdinRead},
+    {"stdin-write", &SeatCounters::surfacedStdinWrite},
+    {"inbox-page", &SeatCounters::surfacedInboxPage},
+    {"reconciled", &SeatCounters::surfacedReconciled},
+};
 
 Status bad(std::string_view what) {
   return dataLoss("bad-seat-history", "the seat's saved history is damaged: " + std::string(what));
@@ -86,6 +104,20 @@ Result<SeatHistory> SeatHistory::fromJson(std::string_view text) {
   });
   SHOAL_RETURN_IF_ERROR(status);
   return h;
+}
+
+uint64_t SeatCounters::*surfacedCounter(std::string_view kind) {
+  for (const auto& e : kEvidenceCounters) {
+    if (e.kind == kind) return e.field;
+  }
+  return nullptr;
+}
+
+std::vector<std::pair<std::string_view, uint64_t>> surfacedByEvidence(const SeatCounters& c) {
+  std::vector<std::pair<std::string_view, uint64_t>> out;
+  for (const auto& e : kEvidenceCounters)
+    out.emplace_back(e.kind, c.*e.field);
+  return out;
 }
 
 std::string previousLifeText(const SeatHistory& found) {

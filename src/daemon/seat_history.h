@@ -15,6 +15,8 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "base/result.h"
 #include "daemon/seat.h"
@@ -34,6 +36,13 @@ struct SeatHistory {
   // Unknown counters are ignored; a missing or mistyped field is `bad-seat-history`.
   static Result<SeatHistory> fromJson(std::string_view json);
 };
+
+// The counter that counts surfaced records proved by evidence `kind` (wake_events.h
+// evidenceKind); nullptr for a kind it does not know.
+uint64_t SeatCounters::*surfacedCounter(std::string_view kind);
+
+// Each evidence kind with the number of records it proved, in a fixed order.
+std::vector<std::pair<std::string_view, uint64_t>> surfacedByEvidence(const SeatCounters& c);
 
 // The sentence of the `daemon-restarted` event for the history a seat found at open.
 std::string previousLifeText(const SeatHistory& found);

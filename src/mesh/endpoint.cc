@@ -503,6 +503,11 @@ Result<JoinReport> Endpoint::join(std::string_view channel, const JoinOptions& o
         report.backstop = "joined live, durable backstop unestablished: " +
                           (member.isOk() ? std::string("the delivery plane declined")
                                          : member.status().toString());
+        if (!member.isOk() && options.heldDurably) {
+          report.continued = true;
+          report.backstop +=
+              "; the durable membership this lifecycle held is taken to continue (no replay)";
+        }
       }
     }
     if (!report.backstop.empty())

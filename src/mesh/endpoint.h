@@ -160,6 +160,12 @@ struct JoinOptions {
   std::optional<bool> replay;
   // Only posts newer than now − window. Unset: the registry's effective `replayWindow`.
   std::optional<std::chrono::milliseconds> replayWindow;
+  // The caller remembers that this lifecycle held a durable membership of the channel (a
+  // seat's journal does). When the delivery plane cannot be asked (it is down: a whole-mesh
+  // crash restarted the seat first), that membership is taken to continue — the plane still
+  // holds it and sends the copies of later posts once it is back — so nothing is replayed.
+  // A plane that answers decides, as always.
+  bool heldDurably = false;
 };
 
 struct JoinReport {
@@ -173,7 +179,9 @@ struct JoinReport {
   bool durable = false;       // the delivery plane recorded a durable membership
   uint64_t generation = 0;    // of that membership
   // The lifecycle was already a durable member (a restarted seat): the membership continues
-  // and no history is replayed (the first join did; the backstop carries the rest).
+  // and no history is replayed (the first join did; the backstop carries the rest). Also set,
+  // with `backstop` saying so, when the plane could not be asked and the caller held it
+  // (JoinOptions::heldDurably).
   bool continued = false;
   // Set when the channel is durable but the backstop is not: "joined live, durable backstop
   // unestablished: <why>" (never silent).

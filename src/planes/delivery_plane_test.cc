@@ -366,6 +366,59 @@ TEST_F(DeliveryPlaneTest, ARejoinThatContinuesTheMembershipReplaysNothing) {
   EXPECT_EQ(again.countOf(post->stored.messageId), 0u) << "alice took it in before her restart";
 }
 
+// The same rejoin while the delivery plane is down (a whole-mesh crash restarted the seat before
+// the plane): the plane cannot say the membership continues, but the caller remembers holding it
+// (JoinOptions::heldDurably, as a seat's journal does), so nothing is replayed, and the copy of
+// the post made meanwhile arrives once the plane is back. A join without that memory replays.
+TEST_F(DeliveryPlaneTest, ARejoinThePlaneCannotAnswerReplaysNothingWhenTheMembershipWasHeld) {
+  const std::string aliceUid = uid();
+  Inbox& first = inbox();
+  auto* alice = open("alice", aliceUid, &first);
+  ASSERT_NE(alice, nullptr);
+  auto joined = alice->join("team");
+  ASSERT_TRUE(joined.isOk() && joined->durable) << joined->backstop;
+  auto bob = openSender("bob");
+  ASSERT_NE(bob, nullptr);
+  auto before = bob->post("team", "taken in once");
+  ASSERT_TRUE(before.isOk());
+  ASSERT_TRUE(fannedOut(before->stored.messageId));
+  ASSERT_TRUE(eventually([&] { return dlvBacklog("alice", aliceUid) == 0; }));
+  closeEndpoint(alice);
+  ASSERT_TRUE(plane_->stop().isOk());
+  plane_.reset();
+  auto meanwhile = bob->post("team", "posted while both were down");
+  ASSERT_TRUE(meanwhile.isOk());
+
+  Inbox& again = inbox();
+  auto* aliceAgain = open("alice", aliceUid, &again);
+  ASSERT_NE(aliceAgain, nullptr);
+  mesh::JoinOptions held;
+  held.heldDurably = true;
+  auto rejoined = aliceAgain->join("team", held);
+  ASSERT_TRUE(rejoined.isOk()) << rejoined.status().toString();
+  EXPECT_TRUE(rejoined->continued);
+  EXPECT_FALSE(rejoined->durable);
+  EXPECT_FALSE(rejoined->replay);
+  EXPECT_EQ(rejoined->replayed, 0u);
+  EXPECT_NE(rejoined->backstop.find("taken to continue"), std::string::npos) << rejoined->backstop;
+
+  Inbox& carolGot = inbox();
+  auto* carol = open("carol", uid(), &carolGot);
+  ASSERT_NE(carol, nullptr);
+  auto unknown = carol->join("team");  // nothing remembered: the replay is its only catch-up
+  ASSERT_TRUE(unknown.isOk());
+  EXPECT_FALSE(unknown->continued);
+  EXPECT_EQ(unknown->replayed, 2u);
+
+  startPlane();
+  ASSERT_TRUE(eventually([&] { return again.countOf(meanwhile->stored.messageId) == 1; }))
+      << "the plane, back, sends the copy of the post made meanwhile";
+  ASSERT_TRUE(eventually([&] { return dlvBacklog("alice", aliceUid) == 0; }));
+  EXPECT_EQ(again.countOf(before->stored.messageId), 0u) << "taken in before the restart";
+  for (const auto& d : again.all())
+    EXPECT_FALSE(d.historical) << d.message.id;
+}
+
 // A leave is a hard boundary: no copy of a later post, not even one that reaches the reader
 // after the leave (a redelivered entry), and a rejoin starts a new interval.
 TEST_F(DeliveryPlaneTest, LeaveIsAHardBoundary) {

@@ -73,6 +73,16 @@ TEST_F(CliDaemonTest, SeatRegistryThroughTheDaemon) {
   CliRun human = shoal({"send", "dm", "local.code_reviewer", "again", "--wait", "surfaced=20"});
   ASSERT_EQ(human.code, 0) << human.err;
   EXPECT_NE(human.out.find("✓ surfaced at"), std::string::npos) << human.out;
+  // `shoal ps` says what proved each one: cat read all three from its stdin.
+  json::object execRow;
+  EXPECT_TRUE(testing::eventually([&] {
+    CliRun ps = shoal({"ps", "--json"});
+    if (ps.code != 0) return false;
+    execRow = json::parse(ps.out).at("seats").as_array()[0].as_object();
+    return execRow.at("surfaced").as_int64() == 3;
+  })) << json::serialize(execRow);
+  EXPECT_EQ(execRow.at("surfacedBy").at("stdin-read").as_int64(), 3) << json::serialize(execRow);
+  EXPECT_EQ(execRow.at("surfacedBy").at("runtime-ack").as_int64(), 0);
   // Nobody runs local.nobody: stored, not confirmed — exit 4, saying what it did not see.
   CliRun unconfirmed = shoal({"send", "dm", "local.nobody", "hello", "--wait", "surfaced=1"});
   EXPECT_EQ(unconfirmed.code, 4) << unconfirmed.err;
@@ -124,6 +134,11 @@ TEST_F(CliDaemonTest, UpRunsTheDaemonAndAClaudeSeatSleepsAndWakes) {
   EXPECT_EQ(psRow.at("recentResults").at(0).at("result"), "completed_without_visible_reply");
   EXPECT_EQ(psRow.at("noVisibleReply").as_int64(), 1);
   EXPECT_EQ(psRow.at("awaitingReply").as_int64(), 0);
+  // What proved it: the runtime echoed the handoff; the broker stored its receipt.
+  EXPECT_EQ(psRow.at("surfaced").as_int64(), 1);
+  EXPECT_EQ(psRow.at("surfacedBy").at("runtime-ack").as_int64(), 1) << json::serialize(psRow);
+  EXPECT_EQ(psRow.at("surfacedBy").at("stdin-write").as_int64(), 0);
+  EXPECT_EQ(psRow.at("receiptsOwed").as_int64(), 0);
   // --wait replied: the fake never answers, so its turn ends without a visible reply (exit 5).
   CliRun unanswered =
       shoal({"send", "dm", "Claude Fake", "anyone", "there?", "--wait", "replied=20"});
@@ -142,6 +157,7 @@ TEST_F(CliDaemonTest, UpRunsTheDaemonAndAClaudeSeatSleepsAndWakes) {
   ASSERT_EQ(psText.code, 0) << psText.err;
   EXPECT_NE(psText.out.find("Claude Fake"), std::string::npos) << psText.out;
   EXPECT_NE(psText.out.find("completed_without_visible_reply"), std::string::npos) << psText.out;
+  EXPECT_NE(psText.out.find("  surfaced 2 (2 runtime-ack)"), std::string::npos) << psText.out;
 
   CliRun slept = shoal({"seat", "sleep", "Claude Fake"});
   ASSERT_EQ(slept.code, 0) << slept.err;
