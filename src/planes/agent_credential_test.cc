@@ -1,14 +1,17 @@
-// A real mesh::Endpoint under an agent credential minted from the grant table (issue 19 item
-// 2): against a broker in operator mode, with the manager plane serving, two agents provision
-// their durables, see each other in the roster, exchange a DM and a channel post — and the
-// broker refuses none of what they do. This is what keeps the table in step with what the
-// endpoint really sends.
+// Real mesh::Endpoints under agent credentials and the real planes under their own plane
+// credentials, all minted from the grant tables (issue 19 item 2): against a broker in operator
+// mode, two agents provision their durables, see each other in the roster, exchange a DM, a
+// channel post and a durable channel copy made while the member was offline — and the broker
+// refuses none of what any of them does. This is what keeps the tables in step with what the
+// endpoint and the planes really send.
 #include <algorithm>
 #include <atomic>
 #include <fstream>
 #include <mutex>
+#include <thread>
 
 #include "mesh/endpoint.h"
+#include "planes/delivery_plane.h"
 #include "planes/grants.h"
 #include "planes/manager_plane.h"
 #include "planes/space_provisioner.h"
@@ -30,23 +33,63 @@ class AgentCredentialTest : public shoal::testing::OperatorModeServerTest {
   void SetUp() override {
     OperatorModeServerTest::SetUp();
     if (HasFatalFailure()) return;
-    auto admin = connectWith(mintAllowAll("manager"));  // the plane's own profile is not built
-    ASSERT_TRUE(admin.isOk()) << admin.status().toString() << "\n" << server_->logTail();
-    admin_ = std::move(admin).value();
-    auto js = transport::JetStream::create(*admin_);
+    managerConn_ = connectPlane("manager", &managerGrants);
+    ASSERT_NE(managerConn_, nullptr);
+    auto js = transport::JetStream::create(*managerConn_);
     ASSERT_TRUE(js.isOk());
-    js_.emplace(std::move(js).value());
-    ASSERT_TRUE(ensureSpace(*js_, "main").isOk());
-    auto plane = ManagerPlane::start(*admin_, *js_, "main");
+    managerJs_.emplace(std::move(js).value());
+    auto space = ensureSpace(*managerJs_, "main");
+    ASSERT_TRUE(space.isOk()) << space.status().toString();
+    auto plane = ManagerPlane::start(*managerConn_, *managerJs_, "main");
     ASSERT_TRUE(plane.isOk()) << plane.status().toString();
     manager_ = std::move(plane).value();
+
+    deliveryConn_ = connectPlane("delivery", &deliveryGrants);
+    ASSERT_NE(deliveryConn_, nullptr);
+    auto djs = transport::JetStream::create(*deliveryConn_);
+    ASSERT_TRUE(djs.isOk());
+    deliveryJs_.emplace(std::move(djs).value());
+    DeliveryPlaneOptions o;
+    o.space = "main";
+    o.holder = "local.delivery-test";
+    auto delivery = DeliveryPlane::start(*deliveryConn_, *deliveryJs_, o);
+    ASSERT_TRUE(delivery.isOk()) << delivery.status().toString() << "\n" << server_->logTail();
+    delivery_ = std::move(delivery).value();
   }
 
   void TearDown() override {
     endpoints_.clear();
+    if (delivery_) (void)delivery_->stop();
+    delivery_.reset();
+    deliveryJs_.reset();
+    deliveryConn_.reset();
     manager_.reset();
-    js_.reset();
-    admin_.reset();
+    managerJs_.reset();
+    managerConn_.reset();
+  }
+
+  // A plane's connection holding exactly its profile's grants, as `shoal serve` connects.
+  std::unique_ptr<transport::Connection> connectPlane(
+      const std::string& name, Result<std::vector<GrantRow>> (*grants)(const PlaneScope&)) {
+    const std::string connId = "ibx" + name + "plane000000000000000000000";
+    auto rows = grants(PlaneScope{"main", connId});
+    EXPECT_TRUE(rows.isOk()) << rows.status().toString();
+    if (!rows.isOk()) return nullptr;
+    transport::ConnectOptions options = optionsForServer();
+    options.credentialsFile = mintCreds(name, permissionsOf(*rows));
+    options.inboxPrefix = "_INBOX_" + connId;
+    options.sendAsap = true;
+    options.allowReconnect = false;
+    auto conn = transport::Connection::connect(options);
+    EXPECT_TRUE(conn.isOk()) << conn.status().toString() << "\n" << server_->logTail();
+    return conn.isOk() ? std::move(conn).value() : nullptr;
+  }
+
+  void expectNoPlaneRefused() {
+    for (auto* conn : {managerConn_.get(), deliveryConn_.get()}) {
+      EXPECT_EQ(conn->stats().permissionViolations, 0u)
+          << "last: " << conn->lastAsyncError().toString();
+    }
   }
 
   // An endpoint for local.<actor> holding exactly the agent profile's grants.
@@ -88,9 +131,10 @@ class AgentCredentialTest : public shoal::testing::OperatorModeServerTest {
     return std::count(texts_.begin(), texts_.end(), actor + " <- " + id);
   }
 
-  std::unique_ptr<transport::Connection> admin_;
-  std::optional<transport::JetStream> js_;
+  std::unique_ptr<transport::Connection> managerConn_, deliveryConn_;
+  std::optional<transport::JetStream> managerJs_, deliveryJs_;
   std::unique_ptr<ManagerPlane> manager_;
+  std::unique_ptr<DeliveryPlane> delivery_;
   std::vector<std::unique_ptr<mesh::Endpoint>> endpoints_;
   std::atomic<int> refusals_{0};
   std::vector<std::string> warnings_;
@@ -118,6 +162,61 @@ TEST_F(AgentCredentialTest, TwoAgentsWorkUnderTheirGrantsAndNothingIsRefused) {
   for (auto* ep : {ada, bob})
     EXPECT_EQ(ep->connection().stats().permissionViolations, 0u) << ep->id();
   EXPECT_EQ(refusals_.load(), 0) << ::testing::PrintToString(warnings_);
+  expectNoPlaneRefused();
+}
+
+// A durable channel member offline when a post is made gets it once, on its return, from its
+// DLV durable: the delivery plane's fan-out, trusted reader and rail all under its own grants.
+TEST_F(AgentCredentialTest, ADurableCopyTravelsUnderThePlaneGrants) {
+  const std::string bobUid = "bbbbbbbbbbbbbbbbbbbbbbbbbb";
+  mesh::Endpoint* bob = openAgent("bob", bobUid);
+  ASSERT_NE(bob, nullptr);
+  auto joined = bob->join("team.backend");
+  ASSERT_TRUE(joined.isOk()) << joined.status().toString();
+  ASSERT_TRUE(joined->durable) << joined->backstop;
+  endpoints_.clear();  // bob goes offline; the membership stays
+
+  mesh::Endpoint* ada = openAgent("ada", "aaaaaaaaaaaaaaaaaaaaaaaaaa");
+  ASSERT_NE(ada, nullptr);
+  auto post = ada->post("team.backend", "while bob was away");
+  ASSERT_TRUE(post.isOk()) << post.status().toString();
+  ASSERT_TRUE(eventually([&] { return delivery_->counters().copies >= 1; }))
+      << "copies " << delivery_->counters().copies << "; delivery plane refusals "
+      << deliveryConn_->stats().permissionViolations << ": "
+      << deliveryConn_->lastAsyncError().toString();
+
+  bob = openAgent("bob", bobUid);
+  ASSERT_NE(bob, nullptr);
+  EXPECT_TRUE(eventually([&] { return receivedBy("bob", post->stored.messageId) == 1; }));
+  std::this_thread::sleep_for(milliseconds(300));
+  EXPECT_EQ(receivedBy("bob", post->stored.messageId), 1u);
+  EXPECT_EQ(refusals_.load(), 0) << ::testing::PrintToString(warnings_);
+  expectNoPlaneRefused();
+}
+
+// A rail request naming a reply subject outside any inbox gets no answer: the plane's
+// allow_responses grant would let it publish there, so the plane itself refuses to.
+TEST_F(AgentCredentialTest, ARailRequestCannotAimThePlanesReplyAtAnApplicationSubject) {
+  auto watcher = connectWith(mintAllowAll("watcher"));
+  ASSERT_TRUE(watcher.isOk());
+  std::atomic<int> seen{0};
+  auto sub = (*watcher)->subscribe("cotal.main.inst.>", [&](transport::Message) { ++seen; });
+  ASSERT_TRUE(sub.isOk());
+  ASSERT_TRUE((*watcher)->flush(seconds(5)).isOk());
+  mesh::Endpoint* mallory = openAgent("mallory", "mmmmmmmmmmmmmmmmmmmmmmmmmm");
+  ASSERT_NE(mallory, nullptr);
+  const uint64_t before = manager_->provisionReplies();
+  const std::string forged = "cotal.main.inst.local.bob.local.ada";  // a DM "from" ada
+  ASSERT_TRUE(mallory->connection()
+                  .publishRequest("cotal.main.ep.one.manager.provision.local.mallory."
+                                  "mmmmmmmmmmmmmmmmmmmmmmmmmm.n1",
+                                  forged, "{}")
+                  .isOk());
+  ASSERT_TRUE(mallory->connection().flush(seconds(5)).isOk());
+  std::this_thread::sleep_for(milliseconds(500));
+  EXPECT_EQ(seen.load(), 0);
+  EXPECT_EQ(manager_->provisionReplies(), before);
+  expectNoPlaneRefused();
 }
 
 }  // namespace

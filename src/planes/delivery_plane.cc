@@ -467,9 +467,9 @@ void DeliveryPlane::read(transport::JsMessage& m) {
 
 void DeliveryPlane::handleRail(const transport::Message& request) {
   if (quiesced_.load() || stopped_.load()) return;
-  if (request.reply.empty()) {
-    log::warn("delivery {}: dropped a rail request on {} with no reply subject", options_.space,
-              request.subject);
+  if (Status target = wire::checkRailReplyTarget(request.reply); !target.isOk()) {
+    log::warn("delivery {}: dropped a rail request on {}: {}", options_.space, request.subject,
+              target.message());
     return;
   }
   auto parsed = mesh::parseDeliverySubject(request.subject, options_.space);

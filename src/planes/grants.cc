@@ -1,7 +1,12 @@
 #include "planes/grants.h"
 
+#include "mesh/delivery_rail.h"
+#include "mesh/provision_client.h"
+#include "planes/delivery_plane.h"
 #include "wire/channel.h"
+#include "wire/channel_config.h"
 #include "wire/names.h"
+#include "wire/plane.h"
 #include "wire/subject.h"
 #include "wire/token.h"
 
@@ -21,6 +26,9 @@ class Rows {
     rows_.push_back(
         {Direction::kSubscribe, Effect::kAllow, std::move(subject), std::move(purpose)});
   }
+  void respond(std::string purpose) {
+    rows_.push_back({Direction::kRespond, Effect::kAllow, "", std::move(purpose)});
+  }
   void denyPub(std::string subject, std::string purpose) {
     rows_.push_back({Direction::kPublish, Effect::kDeny, std::move(subject), std::move(purpose)});
   }
@@ -31,7 +39,8 @@ class Rows {
 };
 
 struct Names {
-  std::string root, chat, dm, task, dlv, presence, channels, delivery, membership;
+  std::string root, chat, dm, task, dlv, inbox, wake;
+  std::string presence, channels, delivery, membership, members, acl;
 };
 
 Result<Names> namesOf(std::string_view space) {
@@ -40,10 +49,14 @@ Result<Names> namesOf(std::string_view space) {
   SHOAL_ASSIGN_OR_RETURN(n.dm, wire::streamName(wire::Stream::kDm, space));
   SHOAL_ASSIGN_OR_RETURN(n.task, wire::streamName(wire::Stream::kTask, space));
   SHOAL_ASSIGN_OR_RETURN(n.dlv, wire::streamName(wire::Stream::kDlv, space));
+  SHOAL_ASSIGN_OR_RETURN(n.inbox, wire::streamName(wire::Stream::kInbox, space));
+  SHOAL_ASSIGN_OR_RETURN(n.wake, wire::streamName(wire::Stream::kWake, space));
   SHOAL_ASSIGN_OR_RETURN(n.presence, wire::bucketName(wire::Bucket::kPresence, space));
   SHOAL_ASSIGN_OR_RETURN(n.channels, wire::bucketName(wire::Bucket::kChannels, space));
   SHOAL_ASSIGN_OR_RETURN(n.delivery, wire::bucketName(wire::Bucket::kDelivery, space));
   SHOAL_ASSIGN_OR_RETURN(n.membership, wire::bucketName(wire::Bucket::kMembership, space));
+  SHOAL_ASSIGN_OR_RETURN(n.members, wire::bucketName(wire::Bucket::kMembers, space));
+  SHOAL_ASSIGN_OR_RETURN(n.acl, wire::bucketName(wire::Bucket::kAcl, space));
   n.root = "cotal." + std::string(space);
   return n;
 }
@@ -82,6 +95,34 @@ void denyDirectedCreates(Rows& r, const Names& n) {
     r.denyPub("$JS.API.CONSUMER.DURABLE.CREATE." + *stream + ".>",
               "no durable creates on " + *stream);
   }
+}
+
+// Every form of creating (or reading) the durable `durable` on `stream` — nats.c picks the
+// form by server version and whether a filter is set.
+void createsOf(Rows& r, const std::string& stream, const std::string& durable,
+               const std::string& why) {
+  r.pub("$JS.API.CONSUMER.INFO." + stream + "." + durable, why);
+  r.pub("$JS.API.CONSUMER.CREATE." + stream + "." + durable, why);
+  r.pub("$JS.API.CONSUMER.CREATE." + stream + "." + durable + ".>", why);
+  r.pub("$JS.API.CONSUMER.DURABLE.CREATE." + stream + "." + durable, why);
+}
+
+// A plane's own rail and liveness responder: the rail filter and the plane's probe filter (no
+// other profile holds it), answers confined to the probe's `.reply.` leaf, rail replies by
+// allow_responses.
+Status planeRails(Rows& r, const PlaneScope& s, const std::string& railFilter, wire::Plane plane) {
+  SHOAL_RETURN_IF_ERROR(checkConnId(s.connId));
+  SHOAL_ASSIGN_OR_RETURN(std::string probes, wire::livenessServeFilter(s.space, plane));
+  SHOAL_ASSIGN_OR_RETURN(std::string answers, wire::livenessReplyGrant(s.space, plane));
+  r.sub("_INBOX_" + s.connId + ".>", "replies to its own JetStream requests");
+  r.sub(railFilter, "its rail's requests");
+  r.sub(probes, "its liveness probes: the responder filter no other profile holds");
+  r.pub(answers, "liveness answers, only under the probe's .reply. leaf");
+  r.respond("one reply to each rail request received, to the caller's inbox");
+  r.pub("$JS.API.INFO", "JetStream account info");
+  r.pub("$JS.API.STREAM.NAMES", "nats.c finds a KV watch's stream by subject (names only)");
+  r.pub("$JS.FC.>", "flow control of its watches");
+  return Status::ok();
 }
 
 void readerBase(Rows& r, const Names& n, const std::string& connId) {
@@ -187,9 +228,70 @@ Result<std::vector<GrantRow>> adminGrants(const ReaderScope& s) {
   return rows;
 }
 
+Result<std::vector<GrantRow>> managerGrants(const PlaneScope& s) {
+  SHOAL_ASSIGN_OR_RETURN(Names n, namesOf(s.space));
+  SHOAL_ASSIGN_OR_RETURN(std::string rail, mesh::provisionServeFilter(s.space));
+  Rows r;
+  SHOAL_RETURN_IF_ERROR(planeRails(r, s, rail, wire::Plane::kManager));
+  for (const std::string* stream : {&n.chat, &n.dm, &n.task, &n.wake, &n.inbox, &n.dlv}) {
+    r.pub("$JS.API.STREAM.INFO." + *stream, "checks the space's streams (frontiers, drift)");
+    r.pub("$JS.API.STREAM.CREATE." + *stream, "creates a stream of the space if absent");
+  }
+  for (const std::string* bucket : {&n.presence, &n.channels, &n.delivery, &n.members, &n.acl}) {
+    r.pub("$JS.API.STREAM.INFO.KV_" + *bucket, "checks the space's buckets (drift)");
+    r.pub("$JS.API.STREAM.CREATE.KV_" + *bucket, "creates a bucket of the space if absent");
+  }
+  r.pub("$KV." + n.channels + "." + std::string(wire::kChannelDefaultsKey),
+        "writes the channel defaults row once");
+  kvReads(r, n.channels, "the channel defaults row");
+  for (const std::string* stream : {&n.dm, &n.task, &n.dlv}) {
+    const std::string why = "creates and reads the directed durables on " + *stream;
+    r.pub("$JS.API.CONSUMER.INFO." + *stream + ".*", why);
+    r.pub("$JS.API.CONSUMER.CREATE." + *stream + ".>", why);
+    r.pub("$JS.API.CONSUMER.DURABLE.CREATE." + *stream + ".*", why);
+  }
+  r.pub("$KV." + n.acl + ".>", "writes each provisioned lifecycle's read ACL row");
+  kvReads(r, n.acl, "reads ACL rows before writing them");
+  return r.take();
+}
+
+Result<std::vector<GrantRow>> deliveryGrants(const PlaneScope& s) {
+  SHOAL_ASSIGN_OR_RETURN(Names n, namesOf(s.space));
+  SHOAL_ASSIGN_OR_RETURN(std::string rail, mesh::deliveryServeFilter(s.space));
+  Rows r;
+  SHOAL_RETURN_IF_ERROR(planeRails(r, s, rail, wire::Plane::kDelivery));
+  const std::string fanout(kFanoutDurable), reader(kReaderDurable);
+  r.pub("$JS.API.STREAM.INFO." + n.chat, "CHAT's last sequence: join cursors, tombstones");
+  r.pub("$JS.API.STREAM.MSG.GET." + n.chat, "a channel's past posts, copied at a join");
+  r.pub("$JS.API.DIRECT.GET." + n.chat, "a channel's past posts, copied at a join");
+  r.pub("$JS.API.STREAM.INFO." + n.inbox, "the fan-out's store");
+  for (const auto& [stream, durable] :
+       {std::pair{&n.chat, &fanout}, std::pair{&n.inbox, &reader}}) {
+    const std::string why = "its own " + *durable + " durable on " + *stream;
+    createsOf(r, *stream, *durable, why);
+    r.pub("$JS.API.CONSUMER.MSG.NEXT." + *stream + "." + *durable, why);
+    r.pub("$JS.ACK." + *stream + "." + *durable + ".>", why);
+  }
+  r.pub(n.root + ".dinbox.>", "fan-out entries, one per recipient (INBOX)");
+  r.pub(n.root + ".dlv.>", "durable channel copies, one per member lifecycle (DLV)");
+  r.pub("$KV." + n.delivery + "." + std::string(wire::kDeliveryLeaseKey),
+        "holds, renews and releases the shard lease");
+  kvReads(r, n.delivery, "the shard lease");
+  r.pub("$KV." + n.members + ".>", "writes membership rows (join, leave)");
+  kvReads(r, n.members, "membership rows");
+  kvReads(r, n.acl, "re-checks each copy against its reader's ACL");
+  kvReads(r, n.channels, "each post's channel class, read fresh");
+  kvReads(r, n.presence, "live-class mentions go to live lifecycles");
+  return r.take();
+}
+
 transport::UserPermissions permissionsOf(const std::vector<GrantRow>& rows) {
   transport::UserPermissions p;
   for (const auto& row : rows) {
+    if (row.direction == Direction::kRespond) {
+      p.responses = transport::ResponsePermission{1, 0};
+      continue;
+    }
     auto& side = row.direction == Direction::kPublish ? p.publish : p.subscribe;
     (row.effect == Effect::kAllow ? side.allow : side.deny).push_back(row.subject);
   }

@@ -17,6 +17,19 @@
 //             events; no application publish at all.
 //   admin     observer plus the messaging plane's reads (`P.inst.>`, `P.svc.>`, DM history):
 //             for the dashboard and `shoal watch`; still no application publish.
+//   manager   the manager plane (Cotal's supervisor and provisioner): creates the space's
+//             streams and buckets if absent, creates and reads the directed durables (DM, TASK,
+//             DLV) and writes ACL rows; serves the provision rail and answers `live.manager`
+//             probes. No application publish.
+//   delivery  the delivery plane: its own `fanout` (CHAT) and `reader` (INBOX) durables, copies
+//             to `P.dinbox.>` and `P.dlv.>`, the lease and membership rows it writes, the ACL,
+//             registry and roster it reads; serves the membership rail and answers
+//             `live.delivery` probes. No application publish.
+//   A plane's liveness filter `P.live.<plane>.*.*` is held by that plane's profile alone; its
+//   answers are confined to `P.live.<plane>.*.*.reply.>`, so it cannot send a probe. Rail
+//   replies go back through allow_responses (one per request received): a caller's inbox is a
+//   token prefix (`_INBOX_<connId>`) no subject wildcard can name, and the planes answer only
+//   reply subjects that begin with `_INBOX` (a request naming any other reply is dropped).
 //
 // Thread safety: pure functions. Lifetime: rows own their strings.
 #pragma once
@@ -33,7 +46,9 @@
 namespace shoal::planes {
 
 struct GrantRow {
-  enum class Direction { kPublish, kSubscribe };
+  // kRespond: one reply to the reply subject of each request received (allow_responses);
+  // its subject is empty.
+  enum class Direction { kPublish, kSubscribe, kRespond };
   enum class Effect { kAllow, kDeny };
   Direction direction = Direction::kPublish;
   Effect effect = Effect::kAllow;
@@ -56,13 +71,19 @@ struct ReaderScope {
   std::string connId;
 };
 
+// A plane's connection: the space it serves and the inbox its own requests' replies come to.
+using PlaneScope = ReaderScope;
+
 // The rows of each profile; kInvalidArgument naming the bad field (space, principal, uid,
 // connId `[A-Za-z0-9_-]{8,120}`, a channel, the role).
 Result<std::vector<GrantRow>> agentGrants(const AgentScope& scope);
 Result<std::vector<GrantRow>> observerGrants(const ReaderScope& scope);
 Result<std::vector<GrantRow>> adminGrants(const ReaderScope& scope);
+Result<std::vector<GrantRow>> managerGrants(const PlaneScope& scope);
+Result<std::vector<GrantRow>> deliveryGrants(const PlaneScope& scope);
 
-// The rows as a user JWT's permissions (allow_responses off: replies go to inboxes).
+// The rows as a user JWT's permissions; allow_responses (one reply, no time limit) only when a
+// kRespond row is among them.
 transport::UserPermissions permissionsOf(const std::vector<GrantRow>& rows);
 
 }  // namespace shoal::planes

@@ -3,6 +3,7 @@
 #include "base/log.h"
 #include "mesh/provision_client.h"
 #include "planes/space_provisioner.h"
+#include "wire/subject.h"
 
 namespace shoal::planes {
 namespace {
@@ -75,9 +76,9 @@ uint64_t ManagerPlane::livenessDropped() const {
 }
 
 void ManagerPlane::handleProvision(const transport::Message& request) {
-  if (request.reply.empty()) {
-    log::warn("manager {}: dropped a provision request on {} with no reply subject", space_,
-              request.subject);
+  if (Status target = wire::checkRailReplyTarget(request.reply); !target.isOk()) {
+    log::warn("manager {}: dropped a provision request on {}: {}", space_, request.subject,
+              target.message());
     return;
   }
   auto reply = [&]() -> std::string {

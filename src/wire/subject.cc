@@ -260,6 +260,18 @@ Status checkLivenessReplyTarget(std::string_view request, std::string_view reply
   return Status::ok();
 }
 
+Status checkRailReplyTarget(std::string_view reply) {
+  constexpr std::string_view kInbox = "_INBOX";
+  const size_t dot = reply.find('.');
+  const bool under = reply.substr(0, kInbox.size()) == kInbox && dot != std::string_view::npos &&
+                     dot + 1 < reply.size();
+  if (!under) {
+    return invalidArgument(reason::kBadReplySubject,
+                           "reply target " + quoted(reply) + " is not under an _INBOX prefix");
+  }
+  return Status::ok();
+}
+
 Result<std::string> livenessServeFilter(std::string_view space, Plane plane) {
   SHOAL_RETURN_IF_ERROR(validateSpace(space));
   return assemble(space, {"live", planeName(plane), "*", "*"});

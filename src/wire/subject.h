@@ -93,6 +93,11 @@ Result<std::string> livenessReplySubject(std::string_view request, std::string_v
 // Responder side: OK iff `reply` is exactly `<request>.reply.<one routing token>`; any other
 // reply target is dropped (`bad-reply-subject`).
 Status checkLivenessReplyTarget(std::string_view request, std::string_view reply);
+// A rail request's reply target: OK iff `reply` lies under an inbox — its first token starts
+// with `_INBOX` and at least one token follows. A plane answers nothing else
+// (`bad-reply-subject`), so a request cannot aim the plane's reply (sent under its
+// allow_responses grant) at an application subject.
+Status checkRailReplyTarget(std::string_view reply);
 // `cotal.<space>.live.<plane>.*.*` (serve with queue group `live.<plane>`).
 Result<std::string> livenessServeFilter(std::string_view space, Plane plane);
 // `live.<plane>` — the responder queue group.

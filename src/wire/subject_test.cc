@@ -201,6 +201,16 @@ TEST(SubjectFilters, BuildTheDocumentedFilters) {
   EXPECT_EQ(*wakeFilter("main", alice()), *wakeSubject("main", alice()));
 }
 
+// A rail reply goes only to an inbox: a request cannot aim a plane's answer at a DM subject.
+TEST(RailReplyTarget, OnlyUnderAnInbox) {
+  EXPECT_TRUE(checkRailReplyTarget("_INBOX.abc").isOk());
+  EXPECT_TRUE(checkRailReplyTarget("_INBOX_ibxada0000000000.x.y").isOk());
+  for (std::string_view bad :
+       {"", "_INBOX", "_INBOX.", "cotal.main.inst.local.bob.local.ada", "x_INBOX.abc", "_INBO.x"}) {
+    EXPECT_EQ(checkRailReplyTarget(bad).reason(), reason::kBadReplySubject) << bad;
+  }
+}
+
 // Liveness: probes on the caller's own subject, replies under `<request>.reply.<nonce>`, a
 // queue-grouped serve filter, and a responder that drops any other reply target.
 TEST(LivenessSubjects, ReplyTargetMustSitUnderTheRequest) {
