@@ -6,9 +6,11 @@
 // Header-only and gtest-dependent. Thread safety: the test thread only.
 #pragma once
 
+#include <chrono>
 #include <fstream>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "base/clock.h"
 #include "testing/nats_fixture.h"
@@ -50,6 +52,19 @@ class OperatorModeServerTest : public NatsServerTest {
     ASSERT_TRUE(dir.isOk());
     credsDir_.emplace(std::move(dir).value());
     NatsServerTest::SetUp();
+    if (HasFatalFailure()) return;
+    // The port opens a moment before the preloaded accounts admit users (a first connect
+    // within ~20 ms of the start was once refused `authentication error`): the server is
+    // ready when a user of the account can connect.
+    const std::string probe = mintAllowAll("ready-probe");
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    for (;;) {
+      if (connectWith(probe).isOk()) return;
+      ASSERT_LT(std::chrono::steady_clock::now(), deadline)
+          << "no user of the account could connect\n"
+          << server_->logTail();
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
   }
 
   // A `.creds` file for a fresh user of the account with `permissions`, signed by `signerSeed`
