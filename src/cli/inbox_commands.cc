@@ -57,9 +57,9 @@ Result<Mail> openMail(const MeshTargetArgs& args, std::string_view what) {
   mesh::OperatorIdentity me = mesh::localOperator();
   mail.name = me.displayName;
   mail.reader.space = mail.target.space;
-  mail.reader.me = me.principal;
+  mail.reader.me = mail.target.caller;
   SHOAL_ASSIGN_OR_RETURN(mail.reader.lifecycleUid,
-                         peerLifecycleUid(mail.target.space, me.principal));
+                         peerLifecycleUid(mail.target.space, mail.target.caller));
   return mail;
 }
 

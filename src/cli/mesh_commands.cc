@@ -31,6 +31,16 @@ std::string describeMode(const supervisor::MeshStatus& s) {
            "secret (" +
            s.secretFile + ") may connect — this user (docs/security.md)";
   }
+  if (s.mode == "auth") {
+    std::string expiry;
+    if (s.credentialExpiresAt > 0) {
+      const int64_t left = s.credentialExpiresAt - Clock::real().wallMs() / 1000;
+      expiry = fmt::format(", valid {} more min", std::max<int64_t>(left, 0) / 60);
+    }
+    return "auth mode: each principal connects with its own credential; you are " +
+           (s.principal.empty() ? std::string("(no credential)") : s.principal) + " (" +
+           s.credentialFile + expiry + ") — docs/security.md";
+  }
   return "external broker: mode unknown to this CLI";
 }
 
@@ -76,6 +86,8 @@ int runUp(const MeshCommandArgs& args) {
   options.natsServer = args.natsServer;
   options.withPlanes = !args.noPlanes;
   options.withDaemon = !args.noDaemon && !args.noPlanes;  // seats need the manager plane
+  options.auth = args.auth;
+  options.planeCredentialLifetime = std::chrono::seconds(args.planeCredsTtl);
 
   if (args.foreground) {
     Status st = supervisor::runSupervisor(*paths, options, [](const supervisor::MeshRecord& r) {
@@ -85,6 +97,7 @@ int runUp(const MeshCommandArgs& args) {
                                {"url", r.url},
                                {"brokerPid", r.brokerPid},
                                {"storeDir", r.storeDir},
+                               {"mode", r.mode},
                                {"secretFile", r.secretFile}});
       }
       printOk(fmt::format("mesh `{}` up: broker {} (pid {}), store {}", r.space, r.url, r.brokerPid,
@@ -111,6 +124,7 @@ int runUp(const MeshCommandArgs& args) {
                              {"brokerPid", r.brokerPid},
                              {"storeDir", r.storeDir},
                              {"logDir", paths->logDir},
+                             {"mode", r.mode},
                              {"secretFile", r.secretFile}});
     return 0;
   }
@@ -121,7 +135,9 @@ int runUp(const MeshCommandArgs& args) {
   }
   if (outcome->replacedStaleRecord)
     printNote("replaced a stale mesh record left by a dead supervisor");
-  printOk(fmt::format("mesh `{}` up: broker {} with JetStream", r.space, r.url));
+  printOk(fmt::format("mesh `{}` up: broker {} with JetStream{}", r.space, r.url,
+                      outcome->auth ? ", auth mode (each principal its own credential)" : ""));
+  if (outcome->auth && !args.auth) printNote("the space was created in auth mode and keeps it");
   if (options.withPlanes) {
     if (outcome->managerBound) {
       printOk("manager plane serving (space provisioned)");
@@ -129,7 +145,11 @@ int runUp(const MeshCommandArgs& args) {
       printNote(fmt::format("manager plane not answering yet; see {}", paths->planesLog));
     }
   }
-  if (options.withDaemon) {
+  if (options.withDaemon && outcome->auth) {
+    printNote(
+        "seat daemon not started: seats in auth mode need credentials minted by the "
+        "manager, which is not built yet");
+  } else if (options.withDaemon) {
     if (outcome->daemonReady) {
       printOk("seat daemon serving (add a seat with `shoal seat add`)");
     } else {
@@ -138,8 +158,8 @@ int runUp(const MeshCommandArgs& args) {
   }
   printDetail(fmt::format("store {}", r.storeDir));
   printDetail(fmt::format("logs  {}", paths->logDir));
-  printDetail("stop it with `shoal down`" +
-              (r.space == "main" ? std::string() : " --space " + r.space));
+  printDetail("stop it with `shoal down" +
+              (r.space == "main" ? std::string() : " --space " + r.space) + "`");
   return 0;
 }
 
@@ -169,6 +189,11 @@ json::object statusJson(const supervisor::MeshStatus& s) {
   json::object out;
   out["space"] = s.space;
   out["mode"] = s.mode;
+  if (s.mode == "auth") {
+    out["principal"] = s.principal;
+    out["credentialFile"] = s.credentialFile;
+    out["credentialExpiresAt"] = s.credentialExpiresAt;
+  }
   // The credential's file, never its content: the owner's own scripts connect with it.
   out["secretFile"] = s.secretFile.empty() ? json::value(nullptr) : json::value(s.secretFile);
   out["broker"] = std::move(broker);
@@ -320,6 +345,14 @@ void registerMeshCommands(CLI::App& app, CommandResult& result) {
                   "run only the broker, not the space's planes (`shoal serve`) nor the daemon");
   upCmd->add_flag("--no-daemon", up->noDaemon,
                   "do not run the seat daemon (`shoal daemon run`) beside the broker");
+  upCmd->add_flag("--auth", up->auth,
+                  "auth mode: the broker trusts the space's own credential authority and every "
+                  "principal connects with its own credential (kept once chosen)");
+  upCmd
+      ->add_option("--plane-creds-ttl", up->planeCredsTtl,
+                   "auth mode: seconds the planes' credentials live (renewed at half)")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{10}, int64_t{30} * 86'400));
   upCmd->add_flag("--json", up->json, "machine-readable output");
   upCmd->callback([up, &result] { result.exitCode = runUp(*up); });
 

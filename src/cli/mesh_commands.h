@@ -18,8 +18,10 @@ struct MeshCommandArgs {
   std::string nkeyFile;    // status: the credential for --server
   std::string natsServer;  // up: nats-server binary
   bool foreground = false;
-  bool noPlanes = false;  // up: run only the broker
-  bool noDaemon = false;  // up: no seat daemon
+  bool noPlanes = false;           // up: run only the broker
+  bool noDaemon = false;           // up: no seat daemon
+  bool auth = false;               // up: auth mode (supervisor/auth_mode.h)
+  int64_t planeCredsTtl = 86'400;  // up, auth mode: the planes' credential lifetime (seconds)
   bool json = false;
   bool force = false;
   double timeoutSeconds = 3;

@@ -45,8 +45,10 @@ Result<std::unique_ptr<mesh::Endpoint>> openObserver(const MeshTarget& target,
   mesh::EndpointOptions options;
   options.servers = {target.url};
   options.nkeySeedFile = target.nkeySeedFile;
+  options.credentialsFile = target.credentialsFile;
+  options.inboxPrefix = target.inboxPrefix;
   options.space = target.space;
-  options.principal = me.principal;
+  options.principal = target.caller;
   options.displayName = me.displayName;
   options.presence = false;
   options.receiveDirect = false;

@@ -6,41 +6,26 @@
 
 #include "base/ids.h"
 #include "supervisor/mesh_paths.h"
+#include "supervisor/peer_uid.h"
 
 namespace shoal::cli {
 namespace {
 
 Result<std::string> baseOf(const std::string& space, const wire::Principal& p) {
   SHOAL_ASSIGN_OR_RETURN(auto paths, supervisor::MeshPaths::resolve(space));
-  std::string dir = paths.stateDir + "/peers/" + paths.space;
-  SHOAL_RETURN_IF_ERROR(FileSystem::posix().createDirs(dir).status());
-  return dir + "/" + p.owner + "." + p.actor;
-}
-
-std::string trimmed(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' '))
-    s.pop_back();
-  return s;
+  return supervisor::peerFileBase(paths, p);
 }
 
 }  // namespace
 
 std::string knownPeerLifecycleUid(const std::string& space, const wire::Principal& p) {
-  auto base = baseOf(space, p);
-  if (!base.isOk()) return "";
-  auto existing = FileSystem::posix().readFile(*base + ".uid");
-  if (!existing.isOk()) return "";
-  std::string uid = trimmed(*existing);
-  return isLifecycleUid(uid) ? uid : "";
+  auto paths = supervisor::MeshPaths::resolve(space);
+  return paths.isOk() ? supervisor::knownPeerUid(paths.value(), p) : std::string();
 }
 
 Result<std::string> peerLifecycleUid(const std::string& space, const wire::Principal& p) {
-  std::string known = knownPeerLifecycleUid(space, p);
-  if (!known.empty()) return known;
-  SHOAL_ASSIGN_OR_RETURN(std::string base, baseOf(space, p));
-  SHOAL_ASSIGN_OR_RETURN(std::string uid, newLifecycleUid());
-  SHOAL_RETURN_IF_ERROR(writeFileAtomically(FileSystem::posix(), base + ".uid", uid + "\n"));
-  return uid;
+  SHOAL_ASSIGN_OR_RETURN(auto paths, supervisor::MeshPaths::resolve(space));
+  return supervisor::peerUid(paths, p);
 }
 
 Result<std::unique_ptr<FileLock>> lockPeerDurable(const std::string& space,

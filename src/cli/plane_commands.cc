@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include <CLI/CLI.hpp>
@@ -25,6 +26,7 @@
 #include "supervisor/broker_target.h"
 #include "supervisor/mesh_paths.h"
 #include "transport/connection.h"
+#include "transport/creds_file.h"
 #include "transport/jetstream.h"
 #include "wire/principal.h"
 
@@ -114,24 +116,99 @@ Result<std::unique_ptr<planes::DeliveryPlane>> startDelivery(transport::Connecti
 
 }  // namespace
 
+namespace {
+
+// One connection of `shoal serve`: the broker target's, or, under a plane credential, that
+// credential with the reply inbox its grants allow (transport/creds_file.h) and no mesh secret.
+Result<std::unique_ptr<transport::Connection>> connectServe(
+    const supervisor::BrokerTarget& target, const std::string& credsFile, const std::string& name,
+    transport::ConnectionEventHandler onEvent) {
+  transport::ConnectOptions options;
+  target.applyTo(options);
+  options.name = name;
+  options.sendAsap = true;  // responders: answers leave at once
+  options.onEvent = std::move(onEvent);
+  if (!credsFile.empty()) {
+    auto creds = transport::readCredsFile(FileSystem::posix(), credsFile);
+    if (!creds.isOk()) return creds.status();
+    options.nkeySeedFile.clear();
+    options.credentialsFile = credsFile;
+    options.inboxPrefix = creds->inboxPrefix;
+    // The broker closes the connection when its credential expires; nats.c reads the renewed
+    // file at the reconnect, so make that one prompt (the backoff still grows to its max).
+    options.reconnectWait = std::chrono::milliseconds(250);
+  }
+  auto conn = transport::Connection::connect(options);
+  if (!conn.isOk()) {
+    Status failure = supervisor::explainConnectFailure(target, conn.status());
+    return credsFile.empty() ? failure : failure.withContext("under the credential " + credsFile);
+  }
+  return conn;
+}
+
+// Which connection each plane uses: one shared (open mode), or each its own credential's.
+struct ServeConnections {
+  std::unique_ptr<transport::Connection> manager;   // also the delivery plane's when shared
+  std::unique_ptr<transport::Connection> delivery;  // only under --delivery-creds
+  transport::Connection* forManager() const { return manager.get(); }
+  transport::Connection* forDelivery() const { return delivery ? delivery.get() : manager.get(); }
+};
+
+Result<ServeConnections> connectPlanes(const supervisor::BrokerTarget& target,
+                                       const PlaneCommandArgs& args, bool runManager,
+                                       bool runDelivery, const std::shared_ptr<EventRelay>& relay) {
+  auto relayTo = [relay](bool toManager, bool toDelivery) {
+    return [relay, toManager, toDelivery](const transport::ConnectionEvent& e) {
+      std::lock_guard lock(relay->mu);
+      if (toManager && relay->plane != nullptr) relay->plane->onConnectionEvent(e);
+      if (toDelivery && relay->delivery != nullptr) relay->delivery->onConnectionEvent(e);
+    };
+  };
+  const bool ownCredentials = !args.managerCreds.empty() || !args.deliveryCreds.empty();
+  ServeConnections out;
+  if (!ownCredentials) {
+    SHOAL_ASSIGN_OR_RETURN(
+        out.manager, connectServe(target, "", "shoal serve " + args.space, relayTo(true, true)));
+    return out;
+  }
+  if (runManager) {
+    SHOAL_ASSIGN_OR_RETURN(
+        out.manager, connectServe(target, args.managerCreds,
+                                  "shoal serve " + args.space + " manager", relayTo(true, false)));
+  }
+  if (runDelivery) {
+    SHOAL_ASSIGN_OR_RETURN(out.delivery, connectServe(target, args.deliveryCreds,
+                                                      "shoal serve " + args.space + " delivery",
+                                                      relayTo(false, true)));
+  }
+  return out;
+}
+
+// Under plane credentials, each plane that runs needs its own (kInvalidArgument otherwise).
+Status checkPlaneCredentials(const PlaneCommandArgs& args, bool runManager, bool runDelivery) {
+  if (args.managerCreds.empty() && args.deliveryCreds.empty()) return Status::ok();
+  if (runManager && args.managerCreds.empty()) {
+    return invalidArgument("plane-creds-missing",
+                           "--delivery-creds was given but not --manager-creds: under "
+                           "credentials each plane connects with its own (or run "
+                           "`--planes delivery`)");
+  }
+  if (runDelivery && args.deliveryCreds.empty()) {
+    return invalidArgument("plane-creds-missing",
+                           "--manager-creds was given but not --delivery-creds: under "
+                           "credentials each plane connects with its own (or run "
+                           "`--planes manager`)");
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
 int runServe(const PlaneCommandArgs& args) {
   // Stop signals are taken synchronously; block them before nats.c starts any thread.
   const sigset_t signals = stopSignals();
   ::pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  auto target = resolveServer(args);
-  if (!target.isOk()) return printFailure("shoal serve", target.status());
-  const std::string* url = &target->url;
-  auto relay = std::make_shared<EventRelay>();
-  transport::ConnectOptions options;
-  target->applyTo(options);
-  options.name = "shoal serve " + args.space;
-  options.sendAsap = true;  // responders: answers leave at once
-  options.onEvent = [relay](const transport::ConnectionEvent& e) {
-    std::lock_guard lock(relay->mu);
-    if (relay->plane != nullptr) relay->plane->onConnectionEvent(e);
-    if (relay->delivery != nullptr) relay->delivery->onConnectionEvent(e);
-  };
   const bool runManager = args.planes == "all" || args.planes == "manager";
   const bool runDelivery = args.planes == "all" || args.planes == "delivery";
   if (!runManager && !runDelivery) {
@@ -141,19 +218,32 @@ int runServe(const PlaneCommandArgs& args) {
                                                     args.planes + "'"));
     return kUsageExitCode;
   }
-  auto conn = transport::Connection::connect(options);
-  if (!conn.isOk()) {
-    return printFailure("shoal serve", supervisor::explainConnectFailure(*target, conn.status()));
+  if (Status st = checkPlaneCredentials(args, runManager, runDelivery); !st.isOk()) {
+    printFailure("shoal serve", st);
+    return kUsageExitCode;
   }
-  auto js = transport::JetStream::create(**conn);
-  if (!js.isOk()) return printFailure("shoal serve", js.status());
-  auto report = planes::ensureSpace(*js, args.space);
-  if (!report.isOk()) return printFailure("shoal serve: provisioning the space", report.status());
-  printSpaceReport(*report);
+  auto target = resolveServer(args);
+  if (!target.isOk()) return printFailure("shoal serve", target.status());
+  auto relay = std::make_shared<EventRelay>();
+  auto conns = connectPlanes(*target, args, runManager, runDelivery, relay);
+  if (!conns.isOk()) return printFailure("shoal serve", conns.status());
+  const bool ownCredentials = conns->delivery != nullptr || !args.managerCreds.empty();
+
+  std::optional<transport::JetStream> managerJs;
+  if (conns->forManager() != nullptr) {
+    auto js = transport::JetStream::create(*conns->forManager());
+    if (!js.isOk()) return printFailure("shoal serve", js.status());
+    managerJs.emplace(std::move(js).value());
+    auto report = planes::ensureSpace(*managerJs, args.space);
+    if (!report.isOk()) return printFailure("shoal serve: provisioning the space", report.status());
+    printSpaceReport(*report);
+  } else {
+    printNote("the delivery plane's credential cannot provision; the space's manager does");
+  }
 
   std::unique_ptr<planes::ManagerPlane> manager;
   if (runManager) {
-    auto plane = planes::ManagerPlane::start(**conn, *js, args.space);
+    auto plane = planes::ManagerPlane::start(*conns->forManager(), *managerJs, args.space);
     if (!plane.isOk()) return printFailure("shoal serve: starting the manager", plane.status());
     manager = std::move(*plane);
     std::lock_guard lock(relay->mu);
@@ -161,12 +251,16 @@ int runServe(const PlaneCommandArgs& args) {
   }
   if (manager) {
     printOk(fmt::format("manager serving space {} on {} (liveness instance {}); stop with Ctrl-C",
-                        args.space, *url, manager->livenessInstance()));
+                        args.space, target->url, manager->livenessInstance()));
     std::fflush(stdout);
   }
+  std::optional<transport::JetStream> deliveryJs;
   std::unique_ptr<planes::DeliveryPlane> delivery;
   if (runDelivery) {
-    auto plane = startDelivery(**conn, *js, args, signals);
+    auto js = transport::JetStream::create(*conns->forDelivery());
+    if (!js.isOk()) return printFailure("shoal serve", js.status());
+    deliveryJs.emplace(std::move(js).value());
+    auto plane = startDelivery(*conns->forDelivery(), *deliveryJs, args, signals);
     if (!plane.isOk()) {
       std::lock_guard lock(relay->mu);
       relay->plane = nullptr;
@@ -178,9 +272,13 @@ int runServe(const PlaneCommandArgs& args) {
     printOk(fmt::format("delivery plane serving space {} (lease held, incarnation {})", args.space,
                         delivery->incarnation().substr(0, 8)));
   }
-  printNote(
-      "open mode: owner `local`, no per-principal identity; only the mesh secret's holder "
-      "connects");
+  if (ownCredentials) {
+    printNote("auth mode: each plane holds only its own credential's grants");
+  } else {
+    printNote(
+        "open mode: owner `local`, no per-principal identity; only the mesh secret's holder "
+        "connects");
+  }
   std::fflush(stdout);
 
   int sig = 0;
@@ -237,8 +335,7 @@ int runProbe(const PlaneCommandArgs& args) {
       verdict.detail = supervisor::explainConnectFailure(*target, connected.status()).toString();
     } else {
       conn = std::move(connected).value();
-      auto probed = mesh::probeLiveness(*conn, args.space, mesh::localOperator().principal,
-                                        args.plane, timeout);
+      auto probed = mesh::probeLiveness(*conn, args.space, target->caller, args.plane, timeout);
       if (!probed.isOk()) return printFailure("shoal probe", probed.status());
       verdict = std::move(probed).value();
     }
@@ -297,6 +394,11 @@ void registerPlaneCommands(CLI::App& app, CommandResult& result) {
   serveCmd->add_option("--nkey", serve->nkeyFile,
                        "file holding the nkey seed the broker requires (default: the local "
                        "mesh's secret)");
+  serveCmd->add_option("--manager-creds", serve->managerCreds,
+                       "the manager plane's own .creds file (auth mode; each plane then "
+                       "connects under its own credential)");
+  serveCmd->add_option("--delivery-creds", serve->deliveryCreds,
+                       "the delivery plane's own .creds file (auth mode)");
   serveCmd->callback([serve, &result] { result.exitCode = runServe(*serve); });
 
   CLI::App* probeCmd =

@@ -1,11 +1,14 @@
 // `shoal serve` and `shoal probe`: run a space's manager plane in the foreground, and ask a
 // plane whether it is serving (docs/planes.md).
 //
-//   shoal serve [--space S] [--server URL]
-//       connects (the broker from --server, else the mesh registry record, else
-//       nats://127.0.0.1:4222), ensures the space (prints what it created or that nothing
-//       changed), then serves the provision rail and the manager liveness responder until
-//       SIGTERM / SIGINT. Exit 0 after a clean stop, 1 on a failure.
+//   shoal serve [--space S] [--server URL] [--planes all|manager|delivery]
+//               [--manager-creds F] [--delivery-creds F]
+//       connects (the broker from --server, else the mesh registry record), ensures the space
+//       (prints what it created or that nothing changed), then serves the provision rail and
+//       the manager liveness responder, and the delivery plane, until SIGTERM / SIGINT. Open
+//       mode: one connection under the mesh secret. Auth mode: each plane connects under its
+//       own credential (planes/grants.h: the manager provisions, the delivery plane cannot).
+//       Exit 0 after a clean stop, 1 on a failure, 2 on a usage error.
 //   shoal probe manager|delivery [--space S] [--server URL] [--timeout SECONDS] [--json]
 //       probes as `local.<login>` (open mode; docs/architecture.md, Conventions) and prints
 //       the verdict. Exit 0 when the plane is bound, 1 otherwise, 2 for a plane name that is
@@ -30,6 +33,10 @@ struct PlaneCommandArgs {
   // serve: how long to wait for a delivery lease another plane holds (a crashed holder's row
   // expires after 30 s); 0 refuses at once.
   double leaseWaitSeconds = 0;
+  // serve, auth mode: each plane's own `.creds` (both, or the one of the plane that runs);
+  // each plane then has its own connection, under that credential's grants and inbox.
+  std::string managerCreds;
+  std::string deliveryCreds;
   // serve: the ack wait the fan-out and reader consumers are created with.
   double redeliverySeconds = 60;
 };

@@ -41,7 +41,32 @@ constexpr std::array kRefusals = {
             "`shoal up --host` named an address beyond loopback, but open mode has one shared "
             "secret, no per-principal credentials and no TLS",
             "keep the default 127.0.0.1 (or another loopback address); a mesh shared between "
-            "machines needs auth mode, which is not built yet"},
+            "machines needs auth mode with TLS, which is not built yet"},
+    Refusal{"auth-mode-needs-tls",
+            "`shoal up --auth --host` named an address beyond loopback, but TLS for auth mode is "
+            "not built yet, so its traffic would cross the network in plaintext",
+            "keep the default 127.0.0.1 (or another loopback address)"},
+    Refusal{"space-is-open",
+            "`shoal up --auth` on a space created in open mode: its messages live under the "
+            "open account and the space would start empty in auth mode",
+            "use another space (`--space NAME --auth`), or `shoal down` and remove the space's "
+            "data directory to start it over in auth mode"},
+    Refusal{"no-authority",
+            "the space runs in auth mode but this machine does not hold its credential "
+            "authority, so it cannot mint your credential",
+            "run the command on the machine that ran `shoal up --auth`"},
+    Refusal{"plane-creds-missing",
+            "`shoal serve` was given one plane's credential but runs both planes",
+            "pass both `--manager-creds` and `--delivery-creds`, or `--planes` the one whose "
+            "credential you have"},
+    Refusal{"bad-creds",
+            "a `.creds` file holds no user JWT, or one whose signature is not its issuer's",
+            "mint it again (`shoal up --auth` renews the planes' and your own)"},
+    Refusal{"permission-violation",
+            "the broker refused a subject the credential's grants do not allow (auth mode)",
+            "the message names the subject; in auth mode today the CLI's credential holds no "
+            "channel grants and cannot read the DM stream, so `shoal send msg` and `shoal "
+            "inbox` are refused there"},
     Refusal{"bad-space", "a space name is 1–64 letters, digits, `_` or `-`",
             "pick a name like `main` or `team-a` (`--space NAME`)"},
     Refusal{"no-home", "neither HOME nor XDG_DATA_HOME / XDG_STATE_HOME is an absolute path",

@@ -97,8 +97,10 @@ int runWatch(const WatchArgs& args) {
   mesh::EndpointOptions options;
   options.servers = {target->url};
   options.nkeySeedFile = target->nkeySeedFile;
+  options.credentialsFile = target->credentialsFile;
+  options.inboxPrefix = target->inboxPrefix;
   options.space = target->space;
-  options.principal = me.principal;
+  options.principal = target->caller;
   options.displayName = me.displayName;
   options.presence = false;
   options.receiveDirect = false;

@@ -25,4 +25,10 @@ OperatorIdentity localOperator() {
   return id;
 }
 
+OperatorIdentity operatorOwnedBy(const std::string& owner) {
+  OperatorIdentity id = localOperator();
+  id.principal.owner = owner;
+  return id;
+}
+
 }  // namespace shoal::mesh

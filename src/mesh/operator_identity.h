@@ -1,6 +1,8 @@
 // The principal of the person at the command line (docs/architecture.md, Conventions): in open
 // dev mode `local.<login>`, the login sanitised to an actor token, with display name
-// `<login>@<host>`. A one-shot sender: it has no roster row and no durables of its own.
+// `<login>@<host>`; in auth mode `<owner>.<login>`, the owner derived from the key the person
+// holds (supervisor/user_identity.h). A one-shot sender: it has no roster row and no durables
+// of its own.
 //
 // Thread safety: reads the environment and the password database; call from one thread.
 #pragma once
@@ -17,5 +19,7 @@ struct OperatorIdentity {
 };
 
 OperatorIdentity localOperator();
+// The same person under an authenticated owner token (`u_…`).
+OperatorIdentity operatorOwnedBy(const std::string& owner);
 
 }  // namespace shoal::mesh

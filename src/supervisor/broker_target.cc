@@ -1,6 +1,8 @@
 #include "supervisor/broker_target.h"
 
 #include "base/file_system.h"
+#include "mesh/operator_identity.h"
+#include "supervisor/auth_mode.h"
 #include "supervisor/local_mesh.h"
 #include "supervisor/mesh_record.h"
 
@@ -11,17 +13,31 @@ std::string spaceFlag(const std::string& space) {
   return space == kDefaultSpace ? std::string() : " --space " + space;
 }
 
+// The local mesh runs in auth mode: the person's own credential instead of a mesh secret.
+Status useAuthCredential(const MeshPaths& paths, BrokerTarget& target) {
+  SHOAL_ASSIGN_OR_RETURN(CliCredential credential, cliCredential(paths));
+  target.mode = "auth";
+  target.nkeySeedFile.clear();
+  target.credentialsFile = credential.credsFile;
+  target.inboxPrefix = credential.inboxPrefix;
+  target.caller = credential.caller;
+  return Status::ok();
+}
+
 }  // namespace
 
 void BrokerTarget::applyTo(transport::ConnectOptions& options) const {
   options.servers = {url};
   options.nkeySeedFile = nkeySeedFile;
+  options.credentialsFile = credentialsFile;
+  if (!inboxPrefix.empty()) options.inboxPrefix = inboxPrefix;
 }
 
 Result<BrokerTarget> resolveBrokerTarget(const MeshPaths& paths, const std::string& serverOverride,
                                          const std::string& nkeyOverride) {
   BrokerTarget target;
   target.space = paths.space;
+  target.caller = mesh::localOperator().principal;
   auto record = readMeshRecord(FileSystem::posix(), paths.registryFile);
   if (!record.isOk() && record.status().code() != StatusCode::kNotFound) {
     if (serverOverride.empty()) return record.status();
@@ -32,6 +48,9 @@ Result<BrokerTarget> resolveBrokerTarget(const MeshPaths& paths, const std::stri
     target.nkeySeedFile = !nkeyOverride.empty() ? nkeyOverride
                           : target.localMesh    ? record->secretFile
                                                 : std::string();
+    if (target.localMesh && nkeyOverride.empty() && record->mode == "auth") {
+      SHOAL_RETURN_IF_ERROR(useAuthCredential(paths, target));
+    }
     return target;
   }
   if (!record.isOk()) {
@@ -50,13 +69,18 @@ Result<BrokerTarget> resolveBrokerTarget(const MeshPaths& paths, const std::stri
   target.url = record->url;
   target.localMesh = true;
   target.nkeySeedFile = nkeyOverride.empty() ? record->secretFile : nkeyOverride;
+  if (nkeyOverride.empty() && record->mode == "auth") {
+    SHOAL_RETURN_IF_ERROR(useAuthCredential(paths, target));
+  }
   return target;
 }
 
 Status explainConnectFailure(const BrokerTarget& target, const Status& failure) {
   if (failure.code() == StatusCode::kPermissionDenied) {
-    std::string presented =
-        target.nkeySeedFile.empty() ? "no credential" : "the nkey in " + target.nkeySeedFile;
+    std::string presented = !target.credentialsFile.empty()
+                                ? "the credential " + target.credentialsFile
+                            : target.nkeySeedFile.empty() ? "no credential"
+                                                          : "the nkey in " + target.nkeySeedFile;
     return permissionDenied(
         "broker-auth-refused",
         "the broker " + target.url + " refused " + presented +

@@ -5,10 +5,12 @@
 //                        space's local mesh secret when the registry's broker is that same URL
 //                        (the owner's own broker); else none.
 //   no --server          the space's registry entry (MeshRecord) written by `shoal up`, and
-//                        the mesh secret it names. No entry → kNotFound `no-mesh` ("start it
-//                        with `shoal up`, or name a broker with --server"); an entry whose
-//                        supervisor is gone → kFailedPrecondition `mesh-not-running`. There is
-//                        no default URL: nats://127.0.0.1:4222 may be another user's broker.
+//                        the mesh secret it names — or, for a space in auth mode, the
+//                        person's own credential minted by the local authority (auth_mode.h). No
+//                        entry → kNotFound `no-mesh` ("start it with `shoal up`, or name a broker
+//                        with --server"); an entry whose supervisor is gone → kFailedPrecondition
+//                        `mesh-not-running`. There is no default URL: nats://127.0.0.1:4222 may be
+//                        another user's broker.
 //
 // Thread safety: reads files; call from one thread at a time.
 #pragma once
@@ -18,14 +20,21 @@
 #include "base/result.h"
 #include "supervisor/mesh_paths.h"
 #include "transport/connection.h"
+#include "wire/principal.h"
 
 namespace shoal::supervisor {
 
 struct BrokerTarget {
   std::string space;
   std::string url;
-  std::string nkeySeedFile;  // empty: connect without credentials
-  bool localMesh = false;    // the space's recorded local mesh (by registry or matching URL)
+  std::string mode = "open";  // "open" | "auth" (the local mesh's record)
+  std::string nkeySeedFile;   // open mode; empty: connect without credentials
+  // Auth mode: the person's `.creds` and the reply inbox its grants allow.
+  std::string credentialsFile;
+  std::string inboxPrefix;
+  // The person at the CLI: `local.<login>` in open mode, `<owner>.<login>` in auth mode.
+  wire::Principal caller;
+  bool localMesh = false;  // the space's recorded local mesh (by registry or matching URL)
 
   // Sets the servers and the credential on `options`.
   void applyTo(transport::ConnectOptions& options) const;

@@ -19,6 +19,7 @@
 #include "base/subprocess.h"
 #include "mesh/liveness_probe.h"
 #include "mesh/operator_identity.h"
+#include "supervisor/auth_mode.h"
 #include "supervisor/mesh_secret.h"
 #include "supervisor/restart_policy.h"
 #include "transport/connection.h"
@@ -109,15 +110,22 @@ bool waitForDaemon(const MeshPaths& paths, milliseconds timeout) {
 // Polls the manager plane's liveness, then the delivery plane's, until both answer `bound` or
 // `timeout` passes; true when the manager is bound (the delivery plane may still be waiting
 // out a crashed holder's lease: `shoal status` shows it).
-bool waitForManager(const MeshRecord& record, milliseconds timeout) {
+bool waitForManager(const MeshPaths& paths, const MeshRecord& record, milliseconds timeout) {
   transport::ConnectOptions options;
   options.servers = {record.url};
   options.nkeySeedFile = record.secretFile;
   options.name = "shoal up";
   options.allowReconnect = false;
+  wire::Principal caller = mesh::localOperator().principal;
+  if (record.mode == "auth") {
+    auto credential = cliCredential(paths);
+    if (!credential.isOk()) return false;
+    options.credentialsFile = credential->credsFile;
+    options.inboxPrefix = credential->inboxPrefix;
+    caller = credential->caller;
+  }
   auto conn = transport::Connection::connect(options);
   if (!conn.isOk()) return false;
-  const wire::Principal caller = mesh::localOperator().principal;
   auto deadline = std::chrono::steady_clock::now() + timeout;
   bool manager = false;
   while (std::chrono::steady_clock::now() < deadline) {
@@ -201,14 +209,17 @@ namespace {
 // crash-loops the broker stays up and `shoal status` shows what is missing.
 class ServiceProcess {
  public:
+  // `beforeStart` (optional) runs before every start; its failure counts as a failed start.
   ServiceProcess(std::string name, std::vector<std::string> args, std::string logPath,
-                 std::string space)
+                 std::string space, std::function<Status()> beforeStart = {})
       : name_(std::move(name)),
         args_(std::move(args)),
         logPath_(std::move(logPath)),
-        space_(std::move(space)) {}
+        space_(std::move(space)),
+        beforeStart_(std::move(beforeStart)) {}
 
   Status start() {
+    if (beforeStart_) SHOAL_RETURN_IF_ERROR(beforeStart_());
     SHOAL_ASSIGN_OR_RETURN(std::string self, selfExecutablePath());
     SpawnOptions spawn;
     spawn.argv = {self};
@@ -260,27 +271,94 @@ class ServiceProcess {
   const std::vector<std::string> args_;
   const std::string logPath_;
   const std::string space_;
+  const std::function<Status()> beforeStart_;
   std::optional<Subprocess> process_;
   RestartPolicy policy_;
   bool gaveUp_ = false;
 };
 
+// In auth mode, the planes' credentials: minted before each start of `shoal serve` and again
+// when half their lifetime has passed (the files are replaced in place; nats.c reads them at
+// every reconnect, and the broker closes a connection whose credential expires).
+class PlaneCredentials {
+ public:
+  PlaneCredentials(const planes::CredentialAuthority& authority, const MeshPaths& paths,
+                   std::chrono::seconds lifetime)
+      : authority_(authority), paths_(paths), lifetime_(lifetime) {}
+
+  // Before each start of `shoal serve`: fresh inboxes (a new process connects afresh).
+  Status mint() {
+    SHOAL_ASSIGN_OR_RETURN(managerConnId_, newPlaneConnId(wire::Plane::kManager));
+    SHOAL_ASSIGN_OR_RETURN(deliveryConnId_, newPlaneConnId(wire::Plane::kDelivery));
+    return renew();
+  }
+
+  // The same inboxes, a new lifetime: the running planes pick the files up at their reconnect.
+  Status renew() {
+    SHOAL_ASSIGN_OR_RETURN(
+        int64_t manager,
+        mintPlaneCredential(authority_, paths_, wire::Plane::kManager, managerConnId_, lifetime_));
+    SHOAL_ASSIGN_OR_RETURN(int64_t delivery,
+                           mintPlaneCredential(authority_, paths_, wire::Plane::kDelivery,
+                                               deliveryConnId_, lifetime_));
+    expiresAt_ = std::min(manager, delivery);
+    return Status::ok();
+  }
+
+  void renewIfDue() {
+    const int64_t now = Clock::real().wallMs() / 1000;
+    const int64_t half = lifetime_.count() / 2;
+    if (expiresAt_ == 0 || now < expiresAt_ - half) return;
+    Status st = renew();
+    if (st.isOk()) {
+      log::info("mesh {}: renewed the planes' credentials", paths_.space);
+    } else {
+      log::warn("mesh {}: renewing the planes' credentials: {}", paths_.space, st.toString());
+    }
+  }
+
+ private:
+  const planes::CredentialAuthority& authority_;
+  const MeshPaths& paths_;
+  const std::chrono::seconds lifetime_;
+  std::string managerConnId_, deliveryConnId_;
+  int64_t expiresAt_ = 0;
+};
+
+std::vector<std::string> planesArgs(const MeshPaths& paths, const MeshRecord& record) {
+  std::vector<std::string> args{"serve", "--space", paths.space, "--server", record.url};
+  if (record.mode == "auth") {
+    const AuthPaths auth = authPathsOf(paths);
+    args.insert(args.end(),
+                {"--manager-creds", auth.managerCreds, "--delivery-creds", auth.deliveryCreds});
+  } else {
+    args.insert(args.end(), {"--nkey", record.secretFile});
+  }
+  args.insert(args.end(), {"--lease-wait", "45"});
+  return args;
+}
+
 // Watches the broker (and the planes) until a stop signal or a broker crash loop.
 Status superviseUntilStopped(const MeshPaths& paths, const UpOptions& options,
                              const sigset_t& stopSignals, transport::LocalBroker& broker,
-                             MeshRecord& record) {
+                             MeshRecord& record, PlaneCredentials* planeCredentials) {
   FileSystem& fs = FileSystem::posix();
   RestartPolicy brokerPolicy;
   brokerPolicy.started(std::chrono::steady_clock::now());
   std::optional<ServiceProcess> planes;
   if (options.withPlanes) {
-    planes.emplace("shoal serve",
-                   std::vector<std::string>{"serve", "--space", paths.space, "--server", record.url,
-                                            "--nkey", record.secretFile, "--lease-wait", "45"},
-                   paths.planesLog, paths.space);
+    std::function<Status()> mint;
+    if (planeCredentials != nullptr) mint = [planeCredentials] { return planeCredentials->mint(); };
+    planes.emplace("shoal serve", planesArgs(paths, record), paths.planesLog, paths.space,
+                   std::move(mint));
   }
   std::optional<ServiceProcess> daemon;
-  if (options.withDaemon) {
+  if (options.withDaemon && record.mode == "auth") {
+    log::warn(
+        "mesh {}: auth mode does not run the seat daemon yet (seats need credentials the "
+        "manager mints, which is still planned)",
+        paths.space);
+  } else if (options.withDaemon) {
     daemon.emplace("shoal daemon",
                    std::vector<std::string>{"daemon", "run", "--space", paths.space, "--server",
                                             record.url, "--nkey", record.secretFile},
@@ -295,6 +373,7 @@ Status superviseUntilStopped(const MeshPaths& paths, const UpOptions& options,
   };
 
   for (;;) {
+    if (planeCredentials != nullptr) planeCredentials->renewIfDue();
     if (planes && !brokerDown) {
       auto pid = planes->tend();
       if (pid != record.servePid) {
@@ -353,30 +432,60 @@ Status superviseUntilStopped(const MeshPaths& paths, const UpOptions& options,
 
 }  // namespace
 
-Status checkOpenModeHost(std::string_view host) {
-  const std::string h(host);
+namespace {
+
+bool isLoopbackHost(const std::string& h) {
   in_addr v4{};
   in6_addr v6{};
-  const bool loopback =
-      h == "localhost" ||
-      (inet_pton(AF_INET, h.c_str(), &v4) == 1 && (ntohl(v4.s_addr) >> 24) == 127) ||
-      (inet_pton(AF_INET6, h.c_str(), &v6) == 1 && IN6_IS_ADDR_LOOPBACK(&v6));
-  if (loopback) return Status::ok();
+  return h == "localhost" ||
+         (inet_pton(AF_INET, h.c_str(), &v4) == 1 && (ntohl(v4.s_addr) >> 24) == 127) ||
+         (inet_pton(AF_INET6, h.c_str(), &v6) == 1 && IN6_IS_ADDR_LOOPBACK(&v6));
+}
+
+// The mode the space runs in (auth_mode.h: once a space has its authority it stays in auth
+// mode) and whether `options.host` is allowed in it.
+Result<bool> chooseMode(const MeshPaths& paths, const UpOptions& options) {
+  const bool auth = options.auth || spaceUsesAuth(paths);
+  if (!auth) {
+    SHOAL_RETURN_IF_ERROR(checkOpenModeHost(options.host));
+    return false;
+  }
+  if (!isLoopbackHost(options.host)) {
+    return failedPrecondition(
+        "auth-mode-needs-tls",
+        "`--host " + options.host +
+            "` would expose the broker beyond this machine; auth mode off loopback needs TLS "
+            "(`cotals://`), which is not built yet, so it listens on loopback only");
+  }
+  SHOAL_RETURN_IF_ERROR(checkCanEnterAuthMode(paths));
+  return true;
+}
+
+}  // namespace
+
+Status checkOpenModeHost(std::string_view host) {
+  const std::string h(host);
+  if (isLoopbackHost(h)) return Status::ok();
   return failedPrecondition(
       "open-mode-off-loopback",
       "`--host " + h +
-          "` would expose the broker beyond this machine, but open mode (the only mode `shoal "
-          "up` runs today) has one shared secret, no per-principal credentials and no TLS; it "
-          "listens on loopback only");
+          "` would expose the broker beyond this machine, but open mode has one shared secret, "
+          "no per-principal credentials and no TLS; it listens on loopback only");
 }
 
 Status runSupervisor(const MeshPaths& paths, const UpOptions& options,
                      const std::function<void(const MeshRecord&)>& onReady) {
-  SHOAL_RETURN_IF_ERROR(checkOpenModeHost(options.host));
+  SHOAL_ASSIGN_OR_RETURN(const bool auth, chooseMode(paths, options));
   FileSystem& fs = FileSystem::posix();
   SHOAL_ASSIGN_OR_RETURN(std::string binary, findNatsServer(options.natsServer));
   SHOAL_RETURN_IF_ERROR(prepareOwnerOnlyDirs(paths));
-  SHOAL_ASSIGN_OR_RETURN(MeshSecret secret, ensureMeshSecret(paths));
+  std::optional<MeshSecret> secret;
+  std::optional<planes::CredentialAuthority> authority;
+  if (auth) {
+    SHOAL_ASSIGN_OR_RETURN(authority, openAuthority(paths));
+  } else {
+    SHOAL_ASSIGN_OR_RETURN(secret, ensureMeshSecret(paths));
+  }
 
   // Stop signals are taken synchronously; block them before any thread exists.
   sigset_t stopSignals;
@@ -393,7 +502,8 @@ Status runSupervisor(const MeshPaths& paths, const UpOptions& options,
   brokerOptions.storeDir = paths.brokerStoreDir;
   brokerOptions.logPath = paths.brokerLog;
   brokerOptions.startTimeout = options.readyTimeout;
-  brokerOptions.extraConfig = brokerAuthorization(secret);
+  brokerOptions.extraConfig =
+      auth ? authority->serverConfig(authPathsOf(paths).resolverDir) : brokerAuthorization(*secret);
 
   auto started = transport::LocalBroker::start(brokerOptions);
   if (!started.isOk()) return started.status().withContext("starting nats-server");
@@ -408,7 +518,8 @@ Status runSupervisor(const MeshPaths& paths, const UpOptions& options,
   record.brokerPid = broker->pid();
   record.supervisorPid = ::getpid();
   record.startedAtMs = Clock::real().wallMs();
-  record.secretFile = secret.seedFile;
+  record.mode = auth ? "auth" : "open";
+  record.secretFile = auth ? std::string() : secret->seedFile;
   Status written = writeMeshRecord(fs, paths.registryFile, record);
   if (!written.isOk()) {
     (void)broker->stop();
@@ -417,7 +528,10 @@ Status runSupervisor(const MeshPaths& paths, const UpOptions& options,
   log::info("mesh {} up: broker {} pid {}", paths.space, record.url, record.brokerPid);
   onReady(record);
 
-  Status outcome = superviseUntilStopped(paths, options, stopSignals, *broker, record);
+  std::optional<PlaneCredentials> planeCredentials;
+  if (auth) planeCredentials.emplace(*authority, paths, options.planeCredentialLifetime);
+  Status outcome = superviseUntilStopped(paths, options, stopSignals, *broker, record,
+                                         planeCredentials ? &*planeCredentials : nullptr);
 
   Status stopped = broker->stop();
   if (!stopped.isOk())
@@ -430,7 +544,7 @@ Status runSupervisor(const MeshPaths& paths, const UpOptions& options,
 }
 
 Result<UpOutcome> startDetached(const MeshPaths& paths, const UpOptions& options) {
-  SHOAL_RETURN_IF_ERROR(checkOpenModeHost(options.host));
+  SHOAL_ASSIGN_OR_RETURN(const bool auth, chooseMode(paths, options));
   FileSystem& fs = FileSystem::posix();
   UpOutcome outcome;
 
@@ -452,9 +566,16 @@ Result<UpOutcome> startDetached(const MeshPaths& paths, const UpOptions& options
   SHOAL_ASSIGN_OR_RETURN(std::string binary, findNatsServer(options.natsServer));
   SHOAL_ASSIGN_OR_RETURN(std::string self, selfExecutablePath());
   SHOAL_RETURN_IF_ERROR(prepareOwnerOnlyDirs(paths));
-  // The secret exists before the supervisor starts, so a failure to make it is told here.
-  SHOAL_ASSIGN_OR_RETURN(MeshSecret secret, ensureMeshSecret(paths));
-  (void)secret;
+  // The secret (or the authority) exists before the supervisor starts, so a failure to make it
+  // is told here.
+  if (auth) {
+    SHOAL_ASSIGN_OR_RETURN(planes::CredentialAuthority authority, openAuthority(paths));
+    (void)authority;
+  } else {
+    SHOAL_ASSIGN_OR_RETURN(MeshSecret secret, ensureMeshSecret(paths));
+    (void)secret;
+  }
+  outcome.auth = auth;
 
   SpawnOptions spawn;
   spawn.argv = {self,
@@ -470,6 +591,10 @@ Result<UpOutcome> startDetached(const MeshPaths& paths, const UpOptions& options
                 binary};
   if (!options.withPlanes) spawn.argv.push_back("--no-planes");
   if (!options.withDaemon) spawn.argv.push_back("--no-daemon");
+  if (auth) {
+    spawn.argv.insert(spawn.argv.end(), {"--auth", "--plane-creds-ttl",
+                                         std::to_string(options.planeCredentialLifetime.count())});
+  }
   spawn.stdoutTarget = StdioTarget::appendTo(paths.supervisorLog);
   spawn.stderrTarget = StdioTarget::appendTo(paths.supervisorLog);
   spawn.newSession = true;
@@ -482,8 +607,10 @@ Result<UpOutcome> startDetached(const MeshPaths& paths, const UpOptions& options
     if (record.isOk() && record->supervisorPid == child->pid()) {
       outcome.record = *record;
       child->release();  // it lives on in its own session
-      if (options.withPlanes) outcome.managerBound = waitForManager(*record, options.readyTimeout);
-      if (options.withDaemon) outcome.daemonReady = waitForDaemon(paths, options.readyTimeout);
+      if (options.withPlanes)
+        outcome.managerBound = waitForManager(paths, *record, options.readyTimeout);
+      if (options.withDaemon && !auth)
+        outcome.daemonReady = waitForDaemon(paths, options.readyTimeout);
       return outcome;
     }
     auto exited = child->poll();

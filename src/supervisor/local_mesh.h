@@ -11,6 +11,11 @@
 // broker stays up), and on SIGTERM/SIGINT stops the daemon, then the planes, then the broker, and
 // removes the record. A later issue adds the dashboard to the same supervisor.
 //
+// In auth mode (auth_mode.h) the broker runs in operator mode trusting the space's authority
+// instead of admitting the mesh secret, the supervisor mints the planes' credentials before
+// each start of `shoal serve` and renews them at half their lifetime, and the seat daemon is
+// not started (seats' credentials are still planned).
+//
 // `shoal down` only stops what a supervisor started: it checks the recorded pids' command
 // lines before signalling anything, so a reused pid or a foreign broker is never touched.
 //
@@ -23,6 +28,7 @@
 #include <string_view>
 
 #include "base/result.h"
+#include "supervisor/auth_mode.h"
 #include "supervisor/mesh_paths.h"
 #include "supervisor/mesh_record.h"
 
@@ -34,13 +40,19 @@ struct UpOptions {
   std::string natsServer;    // empty: find nats-server on PATH or in /usr/sbin
   bool withPlanes = true;    // also run `shoal serve` (the manager plane) for the space
   bool withDaemon = true;    // also run `shoal daemon run` (the seats) for the space
+  // Auth mode (auth_mode.h): the broker in operator mode trusting the space's authority, each
+  // plane under its own credential. A space that has its authority runs in auth mode anyway.
+  bool auth = false;
+  // Auth mode: how long the planes' credentials live; they are renewed at half of it.
+  std::chrono::seconds planeCredentialLifetime{kPlaneCredentialLifetime};
   std::chrono::milliseconds readyTimeout{20'000};
 };
 
-// Open mode (the only mode `shoal up` runs today) listens on loopback only: 127.0.0.0/8, ::1
-// or `localhost`. Any other host is kFailedPrecondition `open-mode-off-loopback` — the broker
-// would be reachable from the network with one shared secret, no per-principal credentials and
-// no TLS. runSupervisor() and startDetached() check it first.
+// Open mode listens on loopback only: 127.0.0.0/8, ::1 or `localhost`. Any other host is
+// kFailedPrecondition `open-mode-off-loopback` — the broker would be reachable from the network
+// with one shared secret, no per-principal credentials and no TLS. runSupervisor() and
+// startDetached() check it first. Auth mode is loopback-only too until TLS is built
+// (`auth-mode-needs-tls`).
 Status checkOpenModeHost(std::string_view host);
 
 // Runs the supervisor in this process until SIGTERM or SIGINT; `onReady` is called once the
@@ -53,6 +65,7 @@ struct UpOutcome {
   MeshRecord record;
   bool alreadyRunning = false;  // a live supervisor for this space was found; nothing started
   bool replacedStaleRecord = false;
+  bool auth = false;  // the space runs in auth mode
   // With planes: the manager plane answered its liveness probe `bound` before `up` returned.
   bool managerBound = false;
   // With the daemon: its control socket answered before `up` returned.

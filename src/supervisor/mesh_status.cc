@@ -9,6 +9,7 @@
 #include "mesh/delivery_rail.h"
 #include "mesh/liveness_probe.h"
 #include "mesh/operator_identity.h"
+#include "supervisor/auth_mode.h"
 #include "supervisor/local_mesh.h"
 #include "transport/connection.h"
 #include "wire/liveness.h"
@@ -20,12 +21,12 @@ namespace json = boost::json;
 
 // The delivery plane's job totals (empty when it does not answer).
 std::map<std::string, uint64_t> deliveryJobs(transport::Connection& conn, const std::string& space,
+                                             const wire::Principal& caller,
                                              std::chrono::milliseconds timeout) {
   std::map<std::string, uint64_t> out;
   auto uid = newLifecycleUid();
   if (!uid.isOk()) return out;
-  auto data =
-      mesh::requestDeliveryJobs(conn, space, mesh::localOperator().principal, *uid, timeout);
+  auto data = mesh::requestDeliveryJobs(conn, space, caller, *uid, timeout);
   if (!data.isOk()) return out;
   boost::system::error_code ec;
   json::value v = json::parse(*data, ec);
@@ -76,7 +77,7 @@ BrokerStatus askBroker(const BrokerTarget& target, std::chrono::milliseconds tim
   auto rtt = (*conn)->rtt();
   if (rtt.isOk()) out.rttMs = static_cast<double>(rtt->count()) / 1e6;
 
-  const wire::Principal caller = mesh::localOperator().principal;
+  const wire::Principal& caller = target.caller;
   for (std::string_view plane : {"manager", "delivery"}) {
     PlaneStatus ps;
     ps.plane = std::string(plane);
@@ -92,7 +93,7 @@ BrokerStatus askBroker(const BrokerTarget& target, std::chrono::milliseconds tim
       ps.detail = verdict.status().toString();
     }
     if (plane == "delivery" && ps.responder == "bound")
-      ps.jobs = deliveryJobs(**conn, space, timeout);
+      ps.jobs = deliveryJobs(**conn, space, caller, timeout);
     planes->push_back(std::move(ps));
   }
   return out;
@@ -106,7 +107,7 @@ Result<MeshStatus> inspectMesh(const MeshPaths& paths, const std::string& server
   status.space = paths.space;
   if (!serverUrl.empty()) {
     SHOAL_ASSIGN_OR_RETURN(BrokerTarget target, resolveBrokerTarget(paths, serverUrl, nkeyFile));
-    status.mode = target.localMesh ? "open" : "external";
+    status.mode = target.localMesh ? target.mode : "external";
     status.secretFile = target.nkeySeedFile;
     status.broker = askBroker(target, timeout, paths.space, &status.planes);
     return status;
@@ -124,8 +125,28 @@ Result<MeshStatus> inspectMesh(const MeshPaths& paths, const std::string& server
   status.record = *record;
   status.mode = record->mode;
   status.supervisorAlive = isLiveSupervisor(*record, paths.space);
-  BrokerTarget target{paths.space, record->url, nkeyFile.empty() ? record->secretFile : nkeyFile,
-                      true};
+  BrokerTarget target;
+  target.space = paths.space;
+  target.url = record->url;
+  target.nkeySeedFile = nkeyFile.empty() ? record->secretFile : nkeyFile;
+  target.caller = mesh::localOperator().principal;
+  target.localMesh = true;
+  if (nkeyFile.empty() && record->mode == "auth") {
+    auto credential = cliCredential(paths);
+    if (!credential.isOk()) {
+      status.broker.url = record->url;
+      status.broker.error = credential.status();
+      return status;
+    }
+    target.mode = "auth";
+    target.nkeySeedFile.clear();
+    target.credentialsFile = credential->credsFile;
+    target.inboxPrefix = credential->inboxPrefix;
+    target.caller = credential->caller;
+    status.credentialFile = credential->credsFile;
+    status.principal = credential->caller.dotForm();
+    status.credentialExpiresAt = credential->expiresAt;
+  }
   status.secretFile = target.nkeySeedFile;
   status.broker = askBroker(target, timeout, paths.space, &status.planes);
   return status;

@@ -50,9 +50,14 @@ struct MeshStatus {
   BrokerStatus broker;
   std::vector<PlaneStatus> planes;  // manager, delivery (empty when the broker is unreachable)
   // "open" (owner `local`, no per-principal identity, only the mesh secret's holder may
-  // connect) or "external" (a broker Shoal did not start)
+  // connect), "auth" (NATS JWT auth, each principal its own credential; auth_mode.h) or
+  // "external" (a broker Shoal did not start)
   std::string mode;
   std::string secretFile;  // the credential presented: its path, never its content
+  // Auth mode: the person's credential (its path), principal and expiry (Unix seconds).
+  std::string credentialFile;
+  std::string principal;
+  int64_t credentialExpiresAt = 0;
 };
 
 // With `serverUrl` empty, inspects the recorded local mesh; kNotFound (reason `mesh-not-up`)

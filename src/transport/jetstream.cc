@@ -199,6 +199,25 @@ struct JetStream::Impl {
   std::string prefix;
   std::string domain;
   std::chrono::milliseconds defaultTimeout{5000};
+
+  // A failed API call. A JetStream API request the credential may not send is dropped by the
+  // broker (the refusal reaches only the error handler) and the call times out: when a
+  // permission violation on the API subjects arrived during the call (`refusedBefore` is the
+  // count before it), that refusal is the failure, not the timeout.
+  Status failure(uint64_t refusedBefore, natsStatus s, std::string_view operation,
+                 jsErrCode err) const {
+    Status st = natsError(s, operation, err);
+    if (st.code() != StatusCode::kDeadlineExceeded && st.code() != StatusCode::kUnavailable)
+      return st;
+    if (connection->stats().permissionViolations == refusedBefore) return st;
+    Status refusal = connection->lastAsyncError();
+    if (refusal.reason() != "permission-violation") return st;
+    std::string text(operation);
+    text += ": this credential may not use that JetStream API: ";
+    text += refusal.message();
+    return permissionDenied("permission-violation", text);
+  }
+
   ~Impl() {
     if (js != nullptr) jsCtx_Destroy(js);
   }
@@ -261,6 +280,7 @@ Result<PubAck> JetStream::publish(std::string_view subject, std::string_view dat
   if (options.timeout.count() > 0) po.MaxWait = timeoutMs(options.timeout);
   jsPubAck* raw = nullptr;
   jsErrCode err = static_cast<jsErrCode>(0);
+  const uint64_t refusedBefore = impl_->connection->stats().permissionViolations;
   natsStatus s = js_PublishMsg(&raw, impl_->js, msg.get(), &po, &err);
   std::unique_ptr<jsPubAck, PubAckDeleter> ack(raw);
   if (s == NATS_NO_RESPONDERS) {
@@ -271,7 +291,8 @@ Result<PubAck> JetStream::publish(std::string_view subject, std::string_view dat
                                             "is not enabled for this account)");
   }
   if (s != NATS_OK) {
-    return natsError(s, "JetStream publish to '" + std::string(subject) + "'", err);
+    return impl_->failure(refusedBefore, s, "JetStream publish to '" + std::string(subject) + "'",
+                          err);
   }
   return PubAck{str(ack->Stream), ack->Sequence, ack->Duplicate};
 }
@@ -314,9 +335,11 @@ Result<StreamInfo> JetStream::addStream(const StreamConfig& config) {
   fillStreamConfig(config, &sc, &subjects);
   jsStreamInfo* raw = nullptr;
   jsErrCode err = static_cast<jsErrCode>(0);
+  const uint64_t refusedBefore = impl_->connection->stats().permissionViolations;
   natsStatus s = js_AddStream(&raw, impl_->js, &sc, nullptr, &err);
   std::unique_ptr<jsStreamInfo, StreamInfoDeleter> si(raw);
-  if (s != NATS_OK) return natsError(s, "creating stream '" + config.name + "'", err);
+  if (s != NATS_OK)
+    return impl_->failure(refusedBefore, s, "creating stream '" + config.name + "'", err);
   return toStreamInfo(si.get());
 }
 
@@ -327,9 +350,11 @@ Result<StreamInfo> JetStream::updateStream(const StreamConfig& config) {
   fillStreamConfig(config, &sc, &subjects);
   jsStreamInfo* raw = nullptr;
   jsErrCode err = static_cast<jsErrCode>(0);
+  const uint64_t refusedBefore = impl_->connection->stats().permissionViolations;
   natsStatus s = js_UpdateStream(&raw, impl_->js, &sc, nullptr, &err);
   std::unique_ptr<jsStreamInfo, StreamInfoDeleter> si(raw);
-  if (s != NATS_OK) return natsError(s, "updating stream '" + config.name + "'", err);
+  if (s != NATS_OK)
+    return impl_->failure(refusedBefore, s, "updating stream '" + config.name + "'", err);
   return toStreamInfo(si.get());
 }
 
@@ -415,25 +440,28 @@ Result<StreamInfo> JetStream::streamInfo(std::string_view name) {
   std::string n(name);
   jsStreamInfo* raw = nullptr;
   jsErrCode err = static_cast<jsErrCode>(0);
+  const uint64_t refusedBefore = impl_->connection->stats().permissionViolations;
   natsStatus s = js_GetStreamInfo(&raw, impl_->js, n.c_str(), nullptr, &err);
   std::unique_ptr<jsStreamInfo, StreamInfoDeleter> si(raw);
-  if (s != NATS_OK) return natsError(s, "reading stream '" + n + "'", err);
+  if (s != NATS_OK) return impl_->failure(refusedBefore, s, "reading stream '" + n + "'", err);
   return toStreamInfo(si.get());
 }
 
 Status JetStream::deleteStream(std::string_view name) {
   std::string n(name);
   jsErrCode err = static_cast<jsErrCode>(0);
+  const uint64_t refusedBefore = impl_->connection->stats().permissionViolations;
   natsStatus s = js_DeleteStream(impl_->js, n.c_str(), nullptr, &err);
-  if (s != NATS_OK) return natsError(s, "deleting stream '" + n + "'", err);
+  if (s != NATS_OK) return impl_->failure(refusedBefore, s, "deleting stream '" + n + "'", err);
   return Status::ok();
 }
 
 Status JetStream::purgeStream(std::string_view name) {
   std::string n(name);
   jsErrCode err = static_cast<jsErrCode>(0);
+  const uint64_t refusedBefore = impl_->connection->stats().permissionViolations;
   natsStatus s = js_PurgeStream(impl_->js, n.c_str(), nullptr, &err);
-  if (s != NATS_OK) return natsError(s, "purging stream '" + n + "'", err);
+  if (s != NATS_OK) return impl_->failure(refusedBefore, s, "purging stream '" + n + "'", err);
   return Status::ok();
 }
 
@@ -459,11 +487,13 @@ Result<ConsumerInfo> JetStream::addConsumer(std::string_view stream, const Consu
   cc.MemoryStorage = config.memoryStorage;
   jsConsumerInfo* raw = nullptr;
   jsErrCode err = static_cast<jsErrCode>(0);
+  const uint64_t refusedBefore = impl_->connection->stats().permissionViolations;
   natsStatus s = js_AddConsumer(&raw, impl_->js, streamName.c_str(), &cc, nullptr, &err);
   std::unique_ptr<jsConsumerInfo, ConsumerInfoDeleter> ci(raw);
   if (s != NATS_OK) {
-    return natsError(s, "creating consumer '" + config.durable + "' on stream '" + streamName + "'",
-                     err);
+    return impl_->failure(
+        refusedBefore, s,
+        "creating consumer '" + config.durable + "' on stream '" + streamName + "'", err);
   }
   return detail::toConsumerInfo(ci.get());
 }
@@ -473,11 +503,13 @@ Result<ConsumerInfo> JetStream::consumerInfo(std::string_view stream, std::strin
   std::string name(durable);
   jsConsumerInfo* raw = nullptr;
   jsErrCode err = static_cast<jsErrCode>(0);
+  const uint64_t refusedBefore = impl_->connection->stats().permissionViolations;
   natsStatus s =
       js_GetConsumerInfo(&raw, impl_->js, streamName.c_str(), name.c_str(), nullptr, &err);
   std::unique_ptr<jsConsumerInfo, ConsumerInfoDeleter> ci(raw);
   if (s != NATS_OK) {
-    return natsError(s, "reading consumer '" + name + "' on stream '" + streamName + "'", err);
+    return impl_->failure(refusedBefore, s,
+                          "reading consumer '" + name + "' on stream '" + streamName + "'", err);
   }
   return detail::toConsumerInfo(ci.get());
 }
@@ -486,9 +518,11 @@ Status JetStream::deleteConsumer(std::string_view stream, std::string_view durab
   std::string streamName(stream);
   std::string name(durable);
   jsErrCode err = static_cast<jsErrCode>(0);
+  const uint64_t refusedBefore = impl_->connection->stats().permissionViolations;
   natsStatus s = js_DeleteConsumer(impl_->js, streamName.c_str(), name.c_str(), nullptr, &err);
   if (s != NATS_OK) {
-    return natsError(s, "deleting consumer '" + name + "' on stream '" + streamName + "'", err);
+    return impl_->failure(refusedBefore, s,
+                          "deleting consumer '" + name + "' on stream '" + streamName + "'", err);
   }
   return Status::ok();
 }

@@ -1,0 +1,120 @@
+#include "supervisor/auth_mode.h"
+
+#include "base/clock.h"
+#include "base/file_system.h"
+#include "base/ids.h"
+#include "mesh/operator_identity.h"
+#include "planes/grants.h"
+#include "supervisor/peer_uid.h"
+#include "supervisor/user_identity.h"
+#include "transport/creds_file.h"
+
+namespace shoal::supervisor {
+namespace {
+
+// A fresh credential is used for at least this long by one command.
+constexpr int64_t kCliRenewMarginSeconds = 5 * 60;
+
+// An inbox connId: `ibx` + 26 random base32 characters, as the grant tables require.
+Result<std::string> newConnId(std::string_view role) {
+  SHOAL_ASSIGN_OR_RETURN(std::string uid, newLifecycleUid());
+  return "ibx" + std::string(role) + uid;
+}
+
+Status writeCreds(const std::string& path, const planes::MintedUser& minted) {
+  return writeFileAtomically(FileSystem::posix(), path, minted.creds);
+}
+
+}  // namespace
+
+AuthPaths authPathsOf(const MeshPaths& paths) {
+  AuthPaths a;
+  const std::string base = paths.secretsDir + "/" + paths.space;
+  a.authorityDir = base + "-authority";
+  a.managerCreds = base + "-manager.creds";
+  a.deliveryCreds = base + "-delivery.creds";
+  a.cliCreds = base + "-cli.creds";
+  a.resolverDir = paths.dataDir + "/resolver";
+  return a;
+}
+
+bool spaceUsesAuth(const MeshPaths& paths) {
+  return FileSystem::posix().exists(authPathsOf(paths).authorityDir + "/account.seed");
+}
+
+Status checkCanEnterAuthMode(const MeshPaths& paths) {
+  if (spaceUsesAuth(paths)) return Status::ok();
+  if (!FileSystem::posix().exists(paths.brokerStoreDir + "/jetstream/$G")) return Status::ok();
+  return failedPrecondition(
+      "space-is-open",
+      "space " + paths.space + " was created in open mode and its broker store (" +
+          paths.brokerStoreDir +
+          ") holds its messages; in auth mode they would be invisible and the space would start "
+          "empty. Use another space (`--space NAME --auth`), or remove " +
+          paths.dataDir + " (after `shoal down`) to start this one over in auth mode");
+}
+
+Result<planes::CredentialAuthority> openAuthority(const MeshPaths& paths) {
+  return planes::CredentialAuthority::openOrCreate(
+      FileSystem::posix(), authPathsOf(paths).authorityDir, paths.space, Clock::real());
+}
+
+Result<std::string> newPlaneConnId(wire::Plane plane) {
+  return newConnId(wire::planeName(plane).substr(0, 3));
+}
+
+Result<int64_t> mintPlaneCredential(const planes::CredentialAuthority& authority,
+                                    const MeshPaths& paths, wire::Plane plane,
+                                    const std::string& connId, std::chrono::seconds lifetime) {
+  const std::string name(wire::planeName(plane));
+  const planes::PlaneScope scope{paths.space, connId};
+  SHOAL_ASSIGN_OR_RETURN(auto rows, plane == wire::Plane::kManager ? planes::managerGrants(scope)
+                                                                   : planes::deliveryGrants(scope));
+  SHOAL_ASSIGN_OR_RETURN(planes::MintedUser minted,
+                         authority.mint(paths.space + "-" + name + "-plane", rows, lifetime));
+  const AuthPaths auth = authPathsOf(paths);
+  SHOAL_RETURN_IF_ERROR(
+      writeCreds(plane == wire::Plane::kManager ? auth.managerCreds : auth.deliveryCreds, minted));
+  return minted.expiresAt;
+}
+
+Result<CliCredential> cliCredential(const MeshPaths& paths) {
+  const AuthPaths auth = authPathsOf(paths);
+  SHOAL_ASSIGN_OR_RETURN(UserIdentity identity, ensureUserIdentity(paths.secretsDir));
+  CliCredential out;
+  out.credsFile = auth.cliCreds;
+  out.caller = mesh::operatorOwnedBy(identity.owner).principal;
+  const int64_t now = Clock::real().wallMs() / 1000;
+  FileSystem& fs = FileSystem::posix();
+  if (fs.exists(auth.cliCreds)) {
+    auto held = transport::readCredsFile(fs, auth.cliCreds);
+    if (held.isOk() && held->name == out.caller.dotForm() &&
+        held->expiresAt > now + kCliRenewMarginSeconds && !held->inboxPrefix.empty()) {
+      out.inboxPrefix = held->inboxPrefix;
+      out.expiresAt = held->expiresAt;
+      return out;
+    }
+  }
+  if (!spaceUsesAuth(paths)) {
+    return failedPrecondition("no-authority",
+                              "space " + paths.space +
+                                  " runs in auth mode but this machine does not hold its "
+                                  "authority, so it cannot mint your credential here");
+  }
+  SHOAL_ASSIGN_OR_RETURN(planes::CredentialAuthority authority, openAuthority(paths));
+  planes::AgentScope scope;
+  scope.space = paths.space;
+  scope.principal = out.caller;
+  // The uid the person's commands use (the provision rail names it): peer_uid.h's.
+  SHOAL_ASSIGN_OR_RETURN(scope.lifecycleUid, peerUid(paths, out.caller));
+  SHOAL_ASSIGN_OR_RETURN(scope.connId, newConnId("cli"));
+  SHOAL_ASSIGN_OR_RETURN(auto rows, planes::agentGrants(scope));
+  SHOAL_ASSIGN_OR_RETURN(planes::MintedUser minted,
+                         authority.mint(out.caller.dotForm(), rows, kCliCredentialLifetime));
+  SHOAL_RETURN_IF_ERROR(writeCreds(auth.cliCreds, minted));
+  out.inboxPrefix = "_INBOX_" + scope.connId;
+  out.expiresAt = minted.expiresAt;
+  return out;
+}
+
+}  // namespace shoal::supervisor

@@ -1,0 +1,80 @@
+// AuthMode: a local space that runs on NATS decentralized JWT auth (issue 19; `shoal up
+// --auth`). The space's credential authority (planes/credential_authority.h) lives on the
+// machine that ran `shoal up --auth`, beside the mesh's other secrets:
+//
+//   <secrets>/<space>-authority/       the authority's keys (0700; each file 0600)
+//   <secrets>/<space>-manager.creds    the manager plane's credential (24 h, renewed at half)
+//   <secrets>/<space>-delivery.creds   the delivery plane's
+//   <secrets>/<space>-cli.creds        the person's own, for one-shot commands (15 min)
+//   <data>/resolver/                   the broker's account resolver (account JWTs; public)
+//
+// The mode is the space's, not a command's: a space whose authority exists runs in auth mode
+// from then on, with or without `--auth`. `--auth` on a space whose broker store already holds
+// open-mode data is refused (`space-is-open`): the open account's streams would be invisible to
+// the space's account, so the space would start empty while its messages stayed on disk.
+//
+// The person at the CLI is `<owner>.<login>`, the owner derived from the key in
+// `<secrets>/identity.seed` (user_identity.h); its credential holds the agent profile's grants
+// (planes/grants.h) with no channel grants yet.
+//
+// Thread safety: free functions over the file system; one caller at a time per space.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "base/result.h"
+#include "planes/credential_authority.h"
+#include "supervisor/mesh_paths.h"
+#include "wire/plane.h"
+#include "wire/principal.h"
+
+namespace shoal::supervisor {
+
+inline constexpr std::chrono::hours kPlaneCredentialLifetime{24};
+inline constexpr std::chrono::minutes kCliCredentialLifetime{15};
+
+struct AuthPaths {
+  std::string authorityDir;
+  std::string resolverDir;
+  std::string managerCreds;
+  std::string deliveryCreds;
+  std::string cliCreds;
+};
+AuthPaths authPathsOf(const MeshPaths& paths);
+
+// Whether the space's authority exists on this machine (the space runs in auth mode).
+bool spaceUsesAuth(const MeshPaths& paths);
+
+// kFailedPrecondition `space-is-open` when the space's broker store holds open-mode data and
+// the space has no authority yet.
+Status checkCanEnterAuthMode(const MeshPaths& paths);
+
+// Opens (or, the first time, creates) the space's authority.
+Result<planes::CredentialAuthority> openAuthority(const MeshPaths& paths);
+
+// A plane connection's inbox id (`ibx` + the plane + 26 random characters).
+Result<std::string> newPlaneConnId(wire::Plane plane);
+
+// Mints `plane`'s credential (its grant profile for the inbox `_INBOX_<connId>`, valid for
+// `lifetime`) into its file, replacing the previous one; returns the new expiry (Unix
+// seconds). A renewal must keep the connId: a connection keeps its inbox across reconnects,
+// and reads the renewed file at the next one.
+Result<int64_t> mintPlaneCredential(const planes::CredentialAuthority& authority,
+                                    const MeshPaths& paths, wire::Plane plane,
+                                    const std::string& connId, std::chrono::seconds lifetime);
+
+struct CliCredential {
+  std::string credsFile;
+  std::string inboxPrefix;
+  wire::Principal caller;
+  int64_t expiresAt = 0;
+};
+
+// The person's credential for one command: the file while it stays valid for a few more
+// minutes and is the same person's, else a fresh mint from the local authority.
+// kFailedPrecondition `no-authority` when this machine does not hold the space's authority.
+Result<CliCredential> cliCredential(const MeshPaths& paths);
+
+}  // namespace shoal::supervisor

@@ -1,0 +1,281 @@
+// Auth mode through the real `shoal` binary (issue 19). CliAuthTest: a nats-server in operator
+// mode trusting a real CredentialAuthority (its own serverConfig), and `shoal serve` running
+// each plane under its own minted credential — as it runs against an existing NATS
+// deployment; tested from outside as a peer would see it: both planes answer liveness probes
+// sent under an agent credential, and the serve process is refused nothing. CliUpAuthTest:
+// `shoal up --auth`, the embedded broker in operator mode with the planes and the person's
+// commands each under their own credential.
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <regex>
+
+#include <boost/json.hpp>
+#include <sys/stat.h>
+
+#include "base/clock.h"
+#include "base/file_system.h"
+#include "cli_fixture.h"
+#include "mesh/liveness_probe.h"
+#include "planes/credential_authority.h"
+#include "planes/grants.h"
+#include "testing/nats_server.h"
+#include "transport/creds_file.h"
+
+namespace shoal {
+namespace {
+
+namespace json = boost::json;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+constexpr const char* kOwner = "u_aaaaaaaaaaaaaaaaaaaaaaaaaa";
+
+class CliAuthTest : public CliTest {
+ protected:
+  void SetUp() override {
+    CliTest::SetUp();
+    auto authority = planes::CredentialAuthority::openOrCreate(
+        FileSystem::posix(), home_->join("authority"), "itest", Clock::real());
+    ASSERT_TRUE(authority.isOk()) << authority.status().toString();
+    authority_.emplace(std::move(authority).value());
+    testing::TestNatsServerOptions options;
+    options.extraConfig = authority_->serverConfig(home_->join("resolver"));
+    auto server = testing::TestNatsServer::start(options);
+    ASSERT_TRUE(server.isOk()) << server.status().toString();
+    server_ = std::move(server).value();
+    // The port opens a moment before the preloaded account admits users.
+    const std::string probe = agentCreds("ready");
+    ASSERT_TRUE(testing::eventually([&] { return connectAs(probe) != nullptr; }, seconds(5)))
+        << server_->logTail();
+  }
+
+  void TearDown() override {
+    CliTest::TearDown();
+    server_.reset();
+  }
+
+  std::string writeCreds(const std::string& name, const std::vector<planes::GrantRow>& rows) {
+    auto minted = authority_->mint(name, rows, std::chrono::hours(1));
+    EXPECT_TRUE(minted.isOk()) << minted.status().toString();
+    const std::string path = home_->join(name + ".creds");
+    EXPECT_TRUE(writeFileAtomically(FileSystem::posix(), path, minted->creds).isOk());
+    return path;
+  }
+
+  std::string planeCreds(const std::string& plane) {
+    const std::string connId = "ibx" + plane + "plane0000000000000000";
+    auto rows = plane == "manager" ? planes::managerGrants({"itest", connId})
+                                   : planes::deliveryGrants({"itest", connId});
+    EXPECT_TRUE(rows.isOk()) << rows.status().toString();
+    return writeCreds(plane, *rows);
+  }
+
+  std::string agentCreds(const std::string& actor) {
+    planes::AgentScope scope;
+    scope.space = "itest";
+    scope.principal = wire::Principal{kOwner, actor};
+    scope.lifecycleUid = "0123456789abcdef0123456789abcdef";
+    scope.connId = connIdOf(actor);
+    auto rows = planes::agentGrants(scope);
+    EXPECT_TRUE(rows.isOk()) << rows.status().toString();
+    return writeCreds(actor, *rows);
+  }
+
+  static std::string connIdOf(const std::string& actor) { return "ibx" + actor + "00000000000"; }
+
+  std::unique_ptr<transport::Connection> connectAs(const std::string& creds) {
+    transport::ConnectOptions options;
+    options.servers = {server_->url()};
+    options.credentialsFile = creds;
+    auto info = transport::readCredsFile(FileSystem::posix(), creds);
+    if (info.isOk()) options.inboxPrefix = info->inboxPrefix;
+    options.allowReconnect = false;
+    auto conn = transport::Connection::connect(options);
+    return conn.isOk() ? std::move(conn).value() : nullptr;
+  }
+
+  // The plane's liveness as the agent `actor` probes it.
+  wire::Responder probe(transport::Connection& conn, const std::string& actor,
+                        const std::string& plane) {
+    auto verdict = mesh::probeLiveness(conn, "itest", wire::Principal{kOwner, actor}, plane,
+                                       milliseconds(1000));
+    return verdict.isOk() ? verdict->responder : wire::Responder::kUnknown;
+  }
+
+  std::optional<planes::CredentialAuthority> authority_;
+  std::unique_ptr<testing::TestNatsServer> server_;
+};
+
+TEST_F(CliAuthTest, ServeRunsEachPlaneUnderItsOwnCredentialAndIsRefusedNothing) {
+  Background* serve =
+      spawnShoal({"serve", "--server", server_->url(), "--manager-creds", planeCreds("manager"),
+                  "--delivery-creds", planeCreds("delivery")});
+  ASSERT_NE(serve, nullptr);
+  ASSERT_TRUE(outputShows(*serve, "delivery plane serving")) << serve->output();
+  EXPECT_NE(serve->output().find("created"), std::string::npos) << serve->output();
+  EXPECT_NE(serve->output().find("auth mode"), std::string::npos) << serve->output();
+
+  auto agent = connectAs(agentCreds("tester"));
+  ASSERT_NE(agent, nullptr);
+  EXPECT_EQ(probe(*agent, "tester", "manager"), wire::Responder::kBound);
+  EXPECT_EQ(probe(*agent, "tester", "delivery"), wire::Responder::kBound);
+  EXPECT_EQ(agent->stats().permissionViolations, 0u) << agent->lastAsyncError().toString();
+  EXPECT_EQ(serve->output().find("ermission"), std::string::npos) << serve->output();
+}
+
+TEST_F(CliAuthTest, ServeRefusesToRunAPlaneWithoutItsOwnCredential) {
+  CliRun run = shoal(
+      {"serve", "--server", server_->url(), "--manager-creds", planeCreds("manager"), "--json"});
+  EXPECT_EQ(run.code, 2) << run.out << run.err;
+  EXPECT_NE((run.out + run.err).find("plane-creds-missing"), std::string::npos)
+      << run.out << run.err;
+}
+
+TEST_F(CliAuthTest, TheDeliveryCredentialCannotStandInForTheManager) {
+  // The delivery plane's grants cannot create the space's streams: a named refusal, not a hang.
+  CliRun run = runShoal({"serve", "--server", server_->url(), "--planes", "manager",
+                         "--manager-creds", planeCreds("delivery")},
+                        std::nullopt, seconds(30));
+  EXPECT_EQ(run.code, 1) << run.out << run.err;
+  EXPECT_NE((run.out + run.err).find("ermission"), std::string::npos) << run.out << run.err;
+}
+
+TEST_F(CliAuthTest, ACredentialOthersCanReadIsRefusedBeforeConnecting) {
+  const std::string creds = planeCreds("manager");
+  ASSERT_EQ(::chmod(creds.c_str(), 0644), 0);
+  CliRun run =
+      shoal({"serve", "--server", server_->url(), "--planes", "manager", "--manager-creds", creds});
+  EXPECT_EQ(run.code, 1) << run.out << run.err;
+  EXPECT_NE((run.out + run.err).find("secret-exposed"), std::string::npos) << run.out << run.err;
+}
+
+class CliUpAuthTest : public CliTest {
+ protected:
+  std::string port() { return std::to_string(port_); }
+  std::string secretsDir() { return home_->join("state") + "/shoal/secrets"; }
+  std::string logsDir() { return home_->join("state") + "/shoal/logs"; }
+
+  json::value status() {
+    CliRun run = shoal({"status", "--json"});
+    boost::system::error_code ec;
+    json::value v = json::parse(run.out, ec);
+    EXPECT_FALSE(ec) << run.out << run.err;
+    return ec ? json::value() : v;
+  }
+
+  static std::string responderOf(const json::value& status, std::string_view plane) {
+    if (!status.is_object()) return "no status";
+    for (const auto& p : status.at("planes").as_array()) {
+      if (p.at("plane").as_string() == plane) return std::string(p.at("responder").as_string());
+    }
+    return "absent";
+  }
+
+  static mode_t modeOf(const std::string& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 ? (st.st_mode & 0777) : 0;
+  }
+};
+
+TEST_F(CliUpAuthTest, UpAuthRunsTheBrokerInOperatorModeAndEveryoneUnderTheirOwnCredential) {
+  CliRun up = shoal({"up", "--auth", "--port", port(), "--no-daemon"});
+  ASSERT_EQ(up.code, 0) << up.out << up.err;
+  EXPECT_NE(up.out.find("auth mode"), std::string::npos) << up.out;
+  EXPECT_NE(up.out.find("manager plane serving"), std::string::npos) << up.out;
+
+  json::value s = status();
+  ASSERT_TRUE(s.is_object());
+  EXPECT_EQ(s.at("mode").as_string(), "auth");
+  EXPECT_TRUE(s.at("ok").as_bool()) << json::serialize(s);
+  const std::string me(s.at("principal").as_string());
+  EXPECT_TRUE(std::regex_match(me, std::regex("u_[a-z2-7]{26}\\.[a-z0-9_-]+"))) << me;
+  EXPECT_EQ(responderOf(s, "manager"), "bound") << json::serialize(s);
+  EXPECT_EQ(responderOf(s, "delivery"), "bound") << json::serialize(s);
+
+  // The broker admits no one without a credential of the space.
+  transport::ConnectOptions bare;
+  bare.servers = {std::string(s.at("broker").at("url").as_string())};
+  bare.allowReconnect = false;
+  EXPECT_FALSE(transport::Connection::connect(bare).isOk());
+
+  // The person's own commands work under the person's own principal.
+  CliRun sent = shoal({"send", "dm", me, "hello from auth mode", "--json"});
+  EXPECT_EQ(sent.code, 0) << sent.out << sent.err;
+  EXPECT_NE(sent.out.find("DM_itest"), std::string::npos) << sent.out;
+
+  // Secrets are owner-only, and none is ever written to a log.
+  const std::string authority = secretsDir() + "/itest-authority";
+  EXPECT_EQ(modeOf(authority), 0700u);
+  size_t files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(authority)) {
+    EXPECT_EQ(modeOf(e.path()), 0600u) << e.path();
+    ++files;
+  }
+  EXPECT_GE(files, 4u);
+  for (const char* creds : {"itest-manager.creds", "itest-delivery.creds", "itest-cli.creds"})
+    EXPECT_EQ(modeOf(secretsDir() + "/" + creds), 0600u) << creds;
+  const std::regex seed("S[OAU][A-Z2-7]{50,}");
+  for (const auto& e : std::filesystem::directory_iterator(logsDir())) {
+    std::string text = FileSystem::posix().readFile(e.path()).valueOr("");
+    EXPECT_FALSE(std::regex_search(text, seed)) << "a seed in " << e.path();
+  }
+}
+
+TEST_F(CliUpAuthTest, TheModeIsTheSpacesOwnOnceChosen) {
+  ASSERT_EQ(shoal({"up", "--auth", "--port", port(), "--no-daemon"}).code, 0);
+  ASSERT_EQ(shoal({"down"}).code, 0);
+  CliRun again = shoal({"up", "--port", port(), "--no-daemon"});
+  ASSERT_EQ(again.code, 0) << again.out << again.err;
+  EXPECT_NE((again.out + again.err).find("keeps it"), std::string::npos) << again.out;
+  json::value s = status();
+  ASSERT_TRUE(s.is_object());
+  EXPECT_EQ(s.at("mode").as_string(), "auth");
+  EXPECT_EQ(responderOf(s, "manager"), "bound") << json::serialize(s);
+}
+
+TEST_F(CliUpAuthTest, AnOpenSpaceIsNotSilentlyEmptiedByAuthMode) {
+  ASSERT_EQ(shoal({"up", "--port", port(), "--no-daemon"}).code, 0);
+  ASSERT_EQ(shoal({"down"}).code, 0);
+  CliRun up = shoal({"up", "--auth", "--port", port(), "--no-daemon", "--json"});
+  EXPECT_EQ(up.code, 1) << up.out << up.err;
+  EXPECT_NE(up.out.find("space-is-open"), std::string::npos) << up.out << up.err;
+}
+
+TEST_F(CliUpAuthTest, AuthModeStaysOnLoopbackUntilTls) {
+  CliRun up = shoal({"up", "--auth", "--host", "0.0.0.0", "--port", port(), "--json"});
+  EXPECT_EQ(up.code, 1) << up.out << up.err;
+  EXPECT_NE(up.out.find("auth-mode-needs-tls"), std::string::npos) << up.out << up.err;
+}
+
+TEST_F(CliUpAuthTest, ThePlanesOutliveTheirCredentials) {
+  // 10 s credentials, renewed at 5 s: the broker closes each plane's connection when the
+  // credential it connected with expires, and the plane reconnects with the renewed file.
+  ASSERT_EQ(
+      shoal({"up", "--auth", "--plane-creds-ttl", "10", "--port", port(), "--no-daemon"}).code, 0);
+  json::value before = status();
+  ASSERT_TRUE(before.is_object());
+  const int64_t servePid = before.at("local").at("servePid").to_number<int64_t>();
+  const std::string planesLog = logsDir() + "/itest-planes.log";
+  auto reconnects = [&] {
+    std::string text = FileSystem::posix().readFile(planesLog).valueOr("");
+    size_t n = 0;
+    for (size_t at = text.find("delivery itest: reconnected"); at != std::string::npos;
+         at = text.find("delivery itest: reconnected", at + 1))
+      ++n;
+    return n;
+  };
+  ASSERT_TRUE(testing::eventually([&] { return reconnects() >= 2; }, seconds(40)))
+      << FileSystem::posix().readFile(planesLog).valueOr("");
+  ASSERT_TRUE(testing::eventually(
+      [&] {
+        json::value s = status();
+        return responderOf(s, "manager") == "bound" && responderOf(s, "delivery") == "bound";
+      },
+      seconds(10)));
+  EXPECT_EQ(status().at("local").at("servePid").to_number<int64_t>(), servePid)
+      << "the planes were restarted instead of renewed";
+}
+
+}  // namespace
+}  // namespace shoal
