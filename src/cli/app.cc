@@ -97,6 +97,7 @@ int run(int argc, char** argv) {
   registerPsCommand(app, result);
   registerMcpCommands(app, result);
   registerPlaneCommands(app, result);
+  registerCredsCommands(app, result);
   registerHelpCommands(app, result);
 
   if (!args.empty() && args[0] == "__complete") {

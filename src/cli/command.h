@@ -20,6 +20,8 @@ struct CommandResult {
 
 // Local mesh lifecycle: up, status, down (mesh_commands.cc).
 void registerMeshCommands(CLI::App& app, CommandResult& result);
+// `shoal creds mint|list|revoke` (creds_command.cc).
+void registerCredsCommands(CLI::App& app, CommandResult& result);
 
 // The roster: endpoints (endpoints_command.cc).
 void registerEndpointsCommands(CLI::App& app, CommandResult& result);

@@ -61,7 +61,8 @@ constexpr std::array kRefusals = {
             "credential you have"},
     Refusal{"bad-creds",
             "a `.creds` file holds no user JWT, or one whose signature is not its issuer's",
-            "mint it again (`shoal up --auth` renews the planes' and your own)"},
+            "mint it again (`shoal up --auth` renews the planes' and your own; `shoal creds mint` "
+            "any other)"},
     Refusal{"permission-violation",
             "the broker refused a subject the credential's grants do not allow (auth mode)",
             "the message names the subject; in auth mode today the CLI's credential holds no "

@@ -49,6 +49,14 @@ Result<std::map<std::string, int64_t>> readRevocations(FileSystem& fs, const std
   return out;
 }
 
+json::object toJson(const IssuedCredential& c) {
+  return json::object{{"userKey", c.userKey},
+                      {"name", c.name},
+                      {"profile", c.profile},
+                      {"issuedAt", c.issuedAt},
+                      {"expiresAt", c.expiresAt}};
+}
+
 }  // namespace
 
 Result<CredentialAuthority> CredentialAuthority::openOrCreate(FileSystem& fs,
@@ -144,6 +152,43 @@ Status CredentialAuthority::revoke(const std::string& userKey) {
     o[key] = at;
   SHOAL_RETURN_IF_ERROR(writeFileAtomically(*fs_, dir_ + "/revocations.json", json::serialize(o)));
   return signJwts();
+}
+
+Result<std::vector<IssuedCredential>> CredentialAuthority::issued() const {
+  std::vector<IssuedCredential> out;
+  const std::string path = dir_ + "/issued.json";
+  if (!fs_->exists(path)) return out;
+  SHOAL_ASSIGN_OR_RETURN(std::string content, fs_->readFile(path));
+  boost::system::error_code ec;
+  json::value v = json::parse(content, ec);
+  if (ec || !v.is_array()) return dataLoss("bad-issued", path + " is not a JSON array");
+  for (const json::value& row : v.as_array()) {
+    const json::object* o = row.if_object();
+    if (o == nullptr) return dataLoss("bad-issued", path + ": a row is not an object");
+    auto text = [&](std::string_view key) {
+      const json::value* f = o->if_contains(key);
+      return f != nullptr && f->is_string() ? std::string(f->as_string()) : std::string();
+    };
+    auto number = [&](std::string_view key) {
+      const json::value* f = o->if_contains(key);
+      return f != nullptr && f->is_int64() ? f->as_int64() : int64_t{0};
+    };
+    out.push_back(
+        {text("userKey"), text("name"), text("profile"), number("issuedAt"), number("expiresAt")});
+  }
+  return out;
+}
+
+Status CredentialAuthority::recordIssued(const IssuedCredential& credential) {
+  SHOAL_ASSIGN_OR_RETURN(std::vector<IssuedCredential> all, issued());
+  all.push_back(credential);
+  // A credential expired for a week is of no more interest to `shoal creds list`.
+  const int64_t forgetBefore = clock_->wallMs() / 1000 - 7 * 86'400;
+  json::array rows;
+  for (const auto& c : all) {
+    if (c.expiresAt >= forgetBefore) rows.push_back(toJson(c));
+  }
+  return writeFileAtomically(*fs_, dir_ + "/issued.json", json::serialize(rows));
 }
 
 }  // namespace shoal::planes

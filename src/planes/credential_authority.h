@@ -8,6 +8,8 @@
 //   account.seed       the space's account identity
 //   signing.seed       the account signing key listed in the account JWT: it mints users
 //   revocations.json   {"U…": unix seconds}: users revoked at or before that time
+//   issued.json        [{userKey, name, profile, issuedAt, expiresAt}]: the credentials handed
+//                      out by hand (`shoal creds mint`), for `shoal creds list`
 // Keys are generated once, on first open, and read back ever after; the JWTs are re-signed
 // from them at each open (a change in revocations re-signs the account JWT).
 //
@@ -34,6 +36,15 @@ struct MintedUser {
   std::string userKey;    // "U…"
   std::string creds;      // the `.creds` text (JWT + seed): a secret
   int64_t expiresAt = 0;  // Unix seconds
+};
+
+// A credential handed out by hand, as the ledger keeps it (never its seed).
+struct IssuedCredential {
+  std::string userKey;
+  std::string name;     // the JWT's name: a principal `o.a`, or a label
+  std::string profile;  // agent | observer | admin
+  int64_t issuedAt = 0;
+  int64_t expiresAt = 0;
 };
 
 class CredentialAuthority {
@@ -66,6 +77,12 @@ class CredentialAuthority {
   // JWT (push accountJwt() to the broker for it to take effect).
   Status revoke(const std::string& userKey);
   const std::map<std::string, int64_t>& revocations() const { return revocations_; }
+  bool isRevoked(const std::string& userKey) const { return revocations_.count(userKey) > 0; }
+
+  // The ledger of credentials handed out by hand: recordIssued appends one (durably) and drops
+  // those expired more than a week ago.
+  Status recordIssued(const IssuedCredential& credential);
+  Result<std::vector<IssuedCredential>> issued() const;
 
  private:
   CredentialAuthority() = default;

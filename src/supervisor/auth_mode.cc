@@ -7,6 +7,7 @@
 #include "planes/grants.h"
 #include "supervisor/peer_uid.h"
 #include "supervisor/user_identity.h"
+#include "transport/connection.h"
 #include "transport/creds_file.h"
 
 namespace shoal::supervisor {
@@ -76,6 +77,32 @@ Result<int64_t> mintPlaneCredential(const planes::CredentialAuthority& authority
   SHOAL_RETURN_IF_ERROR(
       writeCreds(plane == wire::Plane::kManager ? auth.managerCreds : auth.deliveryCreds, minted));
   return minted.expiresAt;
+}
+
+Status pushAccountClaims(const planes::CredentialAuthority& authority, const MeshPaths& paths,
+                         const std::string& url) {
+  SHOAL_ASSIGN_OR_RETURN(std::string connId, newConnId("sys"));
+  SHOAL_ASSIGN_OR_RETURN(planes::MintedUser system,
+                         authority.mintSystemUser(connId, std::chrono::minutes(2)));
+  const std::string path = authPathsOf(paths).authorityDir + "/claims-push.creds";
+  SHOAL_RETURN_IF_ERROR(writeCreds(path, system));
+  transport::ConnectOptions options;
+  options.servers = {url};
+  options.credentialsFile = path;
+  options.inboxPrefix = "_INBOX_" + connId;
+  options.name = "shoal creds (claims update)";
+  options.allowReconnect = false;
+  auto conn = transport::Connection::connect(options);
+  (void)FileSystem::posix().remove(path);
+  if (!conn.isOk()) return conn.status().withContext("pushing the account's revocations");
+  auto answer =
+      (*conn)->request("$SYS.REQ.CLAIMS.UPDATE", authority.accountJwt(), std::chrono::seconds(5));
+  if (!answer.isOk()) return answer.status().withContext("pushing the account's revocations");
+  if (answer->data.find("\"code\":200") == std::string::npos) {
+    return unavailable("claims-not-updated",
+                       "the broker did not accept the account's new claims: " + answer->data);
+  }
+  return Status::ok();
 }
 
 Result<CliCredential> cliCredential(const MeshPaths& paths) {

@@ -65,6 +65,12 @@ Result<int64_t> mintPlaneCredential(const planes::CredentialAuthority& authority
                                     const MeshPaths& paths, wire::Plane plane,
                                     const std::string& connId, std::chrono::seconds lifetime);
 
+// Pushes the authority's current account JWT (its revocations) to the broker at `url`, as a
+// user of the system account: the broker then refuses revoked users and closes their
+// connections. kUnavailable when the broker cannot be reached or does not confirm.
+Status pushAccountClaims(const planes::CredentialAuthority& authority, const MeshPaths& paths,
+                         const std::string& url);
+
 struct CliCredential {
   std::string credsFile;
   std::string inboxPrefix;

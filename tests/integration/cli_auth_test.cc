@@ -277,5 +277,60 @@ TEST_F(CliUpAuthTest, ThePlanesOutliveTheirCredentials) {
       << "the planes were restarted instead of renewed";
 }
 
+TEST_F(CliUpAuthTest, AMintedCredentialWorksUntilRevokedAndStaysRevokedAcrossABrokerCrash) {
+  ASSERT_EQ(shoal({"up", "--auth", "--port", port(), "--no-daemon"}).code, 0);
+  const std::string file = home_->join("ada.creds");
+  CliRun minted = shoal({"creds", "mint", "ada", "--post", "team.x", "--out", file, "--json"});
+  ASSERT_EQ(minted.code, 0) << minted.out << minted.err;
+  json::value m = json::parse(minted.out);
+  const std::string userKey(m.at("userKey").as_string());
+  EXPECT_EQ(modeOf(file), 0600u);
+  // Never over an existing file: a credential is not silently replaced.
+  CliRun again = shoal({"creds", "mint", "ada", "--out", file, "--json"});
+  EXPECT_NE(again.code, 0);
+  EXPECT_NE(again.out.find("file-exists"), std::string::npos) << again.out;
+
+  json::value s = status();
+  ASSERT_TRUE(s.is_object());
+  transport::ConnectOptions options;
+  options.servers = {std::string(s.at("broker").at("url").as_string())};
+  options.credentialsFile = file;
+  options.inboxPrefix = std::string(m.at("inboxPrefix").as_string());
+  options.allowReconnect = false;
+  auto held = transport::Connection::connect(options);
+  ASSERT_TRUE(held.isOk()) << held.status().toString();
+
+  CliRun listed = shoal({"creds", "list", "--json"});
+  ASSERT_EQ(listed.code, 0) << listed.out << listed.err;
+  EXPECT_NE(listed.out.find(userKey), std::string::npos);
+  EXPECT_NE(listed.out.find("\"state\":\"valid\""), std::string::npos) << listed.out;
+
+  CliRun revoked = shoal({"creds", "revoke", "ada", "--json"});
+  ASSERT_EQ(revoked.code, 0) << revoked.out << revoked.err;
+  EXPECT_NE(revoked.out.find("\"pushed\":true"), std::string::npos) << revoked.out;
+  EXPECT_NE(revoked.out.find(userKey), std::string::npos) << revoked.out;
+  // The open connection is closed by the broker, and a new one refused.
+  EXPECT_TRUE(testing::eventually(
+      [&] { return (*held)->state() != transport::ConnectionState::kConnected; }, seconds(5)));
+  auto refused = transport::Connection::connect(options);
+  ASSERT_FALSE(refused.isOk());
+  EXPECT_EQ(refused.status().code(), StatusCode::kPermissionDenied) << refused.status().toString();
+  EXPECT_NE(shoal({"creds", "list", "--json"}).out.find("\"state\":\"revoked\""),
+            std::string::npos);
+
+  // A broker crash: the supervisor restarts it, and the revocation holds.
+  const auto brokerPid = static_cast<pid_t>(s.at("local").at("brokerPid").to_number<int64_t>());
+  ASSERT_EQ(::kill(brokerPid, SIGKILL), 0);
+  ASSERT_TRUE(testing::eventually(
+      [&] {
+        json::value after = status();
+        return after.is_object() && after.at("ok").as_bool() &&
+               after.at("local").at("brokerPid").to_number<int64_t>() != brokerPid;
+      },
+      seconds(20)));
+  auto afterCrash = transport::Connection::connect(options);
+  EXPECT_FALSE(afterCrash.isOk()) << "a revoked credential was admitted after a broker restart";
+}
+
 }  // namespace
 }  // namespace shoal

@@ -191,6 +191,12 @@ TEST_F(CliJsonTest, EveryCommandSpeaksTheContractInSuccessAndFailure) {
   expectFailure({"daemon", "run"}, 1);  // the mesh's daemon already serves the socket
   covered.insert("serve");
   expectFailure({"serve", "--planes", "bogus"}, 2);
+  // Open mode has no credential authority (their successes: cli_auth_test.cc, --json).
+  for (const char* c : {"creds mint", "creds list", "creds revoke"})
+    covered.insert(c);
+  expectFailure({"creds", "mint", "ada", "--out", "/nonexistent/ada.creds"}, 1);
+  expectFailure({"creds", "list"}, 1);
+  expectFailure({"creds", "revoke", "ada"}, 1);
   covered.insert("mcp");
   expectFailure({"mcp", "--seat", "nobody"});
   covered.insert("seat compact");
