@@ -14,6 +14,7 @@
 //
 // Thread safety: CLI thread only.
 #include <memory>
+#include <optional>
 
 #include <CLI/CLI.hpp>
 #include <boost/json.hpp>
@@ -57,6 +58,19 @@ Result<planes::CredentialAuthority> authorityOf(const supervisor::MeshPaths& pat
                                   "auth mode with `shoal up --auth`)");
   }
   return supervisor::openAuthority(paths);
+}
+
+// The space's paths and its authority on this machine, opened together for each command.
+struct Authority {
+  supervisor::MeshPaths paths;
+  std::optional<planes::CredentialAuthority> keys;
+};
+
+Result<Authority> openSpaceAuthority(const std::string& space) {
+  Authority out;
+  SHOAL_ASSIGN_OR_RETURN(out.paths, supervisor::MeshPaths::resolve(space));
+  SHOAL_ASSIGN_OR_RETURN(out.keys, authorityOf(out.paths));
+  return out;
 }
 
 // An agent's principal: `o.a` as given, or an actor under the admin's own owner.
@@ -112,10 +126,10 @@ Result<Minted> rowsFor(const supervisor::MeshPaths& paths, const CredsArgs& args
 
 int runMint(const CredsArgs& args) {
   constexpr std::string_view what = "shoal creds mint";
-  auto paths = supervisor::MeshPaths::resolve(args.space);
-  if (!paths.isOk()) return printFailure(what, paths.status());
-  auto authority = authorityOf(*paths);
-  if (!authority.isOk()) return printFailure(what, authority.status());
+  auto opened = openSpaceAuthority(args.space);
+  if (!opened.isOk()) return printFailure(what, opened.status());
+  const supervisor::MeshPaths* paths = &opened->paths;
+  planes::CredentialAuthority* authority = &*opened->keys;
   auto minted = rowsFor(*paths, args);
   if (!minted.isOk()) return printFailure(what, minted.status(), 2);
   auto user = authority->mint(minted->name, minted->rows, std::chrono::seconds(args.ttlSeconds));
@@ -159,10 +173,10 @@ std::string stateOf(const planes::CredentialAuthority& authority, const planes::
 
 int runList(const CredsArgs& args) {
   constexpr std::string_view what = "shoal creds list";
-  auto paths = supervisor::MeshPaths::resolve(args.space);
-  if (!paths.isOk()) return printFailure(what, paths.status());
-  auto authority = authorityOf(*paths);
-  if (!authority.isOk()) return printFailure(what, authority.status());
+  auto opened = openSpaceAuthority(args.space);
+  if (!opened.isOk()) return printFailure(what, opened.status());
+  const supervisor::MeshPaths* paths = &opened->paths;
+  planes::CredentialAuthority* authority = &*opened->keys;
   auto issued = authority->issued();
   if (!issued.isOk()) return printFailure(what, issued.status());
   const int64_t now = Clock::real().wallMs() / 1000;
@@ -191,10 +205,10 @@ int runList(const CredsArgs& args) {
 
 int runRevoke(const CredsArgs& args) {
   constexpr std::string_view what = "shoal creds revoke";
-  auto paths = supervisor::MeshPaths::resolve(args.space);
-  if (!paths.isOk()) return printFailure(what, paths.status());
-  auto authority = authorityOf(*paths);
-  if (!authority.isOk()) return printFailure(what, authority.status());
+  auto opened = openSpaceAuthority(args.space);
+  if (!opened.isOk()) return printFailure(what, opened.status());
+  const supervisor::MeshPaths* paths = &opened->paths;
+  planes::CredentialAuthority* authority = &*opened->keys;
   auto issued = authority->issued();
   if (!issued.isOk()) return printFailure(what, issued.status());
   // An actor alone names the admin's own principal of that actor, as `mint` does.
