@@ -11,6 +11,7 @@
 #include <boost/json.hpp>
 #include <fmt/format.h>
 
+#include "base/file_system.h"
 #include "cli/command.h"
 #include "cli/mesh_target.h"
 #include "cli/option_checks.h"
@@ -20,7 +21,10 @@
 #include "cli/signal_wait.h"
 #include "daemon/control_socket.h"
 #include "daemon/daemon_service.h"
+#include "mesh/credential_rail.h"
+#include "supervisor/auth_mode.h"
 #include "supervisor/mesh_paths.h"
+#include "supervisor/user_identity.h"
 
 namespace shoal::cli {
 namespace {
@@ -30,6 +34,10 @@ namespace json = boost::json;
 struct DaemonArgs {
   MeshTargetArgs target;
   bool json = false;
+  // run, auth mode: the daemon's credential (default: the one `shoal up --auth` mints) and
+  // the machine it reports (default: this host's name).
+  std::string creds;
+  std::string machine;
 };
 
 struct SeatArgs {
@@ -98,6 +106,28 @@ std::string describeSeat(const json::object& snapshot) {
   return line;
 }
 
+// Auth mode: the daemon connects under its own credential and asks the manager for its
+// seats' (daemon/seat_credentials.h); it runs the seats of the person running it.
+Status applyAuthMode(const DaemonArgs& args, const supervisor::MeshPaths& paths,
+                     daemon::DaemonOptions& options) {
+  const supervisor::AuthPaths auth = supervisor::authPathsOf(paths);
+  options.nkeySeedFile.clear();
+  options.credentialsFile = args.creds.empty() ? auth.daemonCreds : args.creds;
+  if (!FileSystem::posix().exists(options.credentialsFile)) {
+    return failedPrecondition("daemon-creds-missing",
+                              "no daemon credential at " + options.credentialsFile +
+                                  ": `shoal up --auth` mints it on the authority's machine (or "
+                                  "pass --creds)");
+  }
+  SHOAL_ASSIGN_OR_RETURN(supervisor::UserIdentity me,
+                         supervisor::ensureUserIdentity(paths.secretsDir));
+  options.identity.owner = me.owner;
+  options.identity.machine = args.machine.empty() ? supervisor::thisMachineName() : args.machine;
+  SHOAL_RETURN_IF_ERROR(mesh::validateMachineName(options.identity.machine));
+  options.seatCredsDir = auth.seatCredsDir;
+  return Status::ok();
+}
+
 int runDaemon(const DaemonArgs& args) {
   const std::string what = "shoal daemon";
   blockStopSignals();
@@ -110,6 +140,11 @@ int runDaemon(const DaemonArgs& args) {
   auto paths = supervisor::MeshPaths::resolve(target->space);
   if (!paths.isOk()) return printFailure(what, paths.status());
   options.profileKeyFile = paths->profileKeyFile;
+  if (target->mode == "auth" || !args.creds.empty()) {
+    if (Status st = applyAuthMode(args, *paths, options); !st.isOk()) {
+      return printFailure(what, st);
+    }
+  }
   auto service = daemon::DaemonService::start(options);
   if (!service.isOk()) return printFailure(what, service.status());
   printOk(fmt::format("daemon serving space {} on {} (control socket {})", target->space,
@@ -165,7 +200,7 @@ int runDaemonStatus(const DaemonArgs& args) {
 
 int runSeatAdd(const SeatArgs& args) {
   const std::string what = "shoal seat add";
-  const std::string id = args.id.empty() ? seatId(args.name) : args.id;
+  const std::string id = args.id.empty() ? seatId(args.name, seatOwnerOf(args.target)) : args.id;
   std::string cwd = args.cwd;
   bool createCwd = args.createCwd;
   if (cwd.empty()) {
@@ -236,7 +271,7 @@ int runSeatList(const SeatArgs& args) {
 }
 
 int runSeatShow(const SeatArgs& args) {
-  auto seat = ask(args.target, "seat.show", {{"id", seatId(args.name)}});
+  auto seat = ask(args.target, "seat.show", {{"id", seatId(args.name, seatOwnerOf(args.target))}});
   if (!seat.isOk()) return printFailure("shoal seat show", seat.status());
   if (args.json) {
     printResult(*seat);
@@ -289,7 +324,7 @@ constexpr int kExitStillRunning = 4;  // a compaction or an interrupted turn sti
 
 int runSeatCompact(const SeatArgs& args) {
   const std::string what = "shoal seat compact";
-  const std::string id = seatId(args.name);
+  const std::string id = seatId(args.name, seatOwnerOf(args.target));
   auto started = ask(args.target, "seat.compact", {{"id", id}}, kSeatOpTimeout);
   if (!started.isOk()) return printFailure(what, started.status());
   const auto compactionOf = [](const json::value& row) -> const json::object* {
@@ -347,7 +382,8 @@ int runSeatCompact(const SeatArgs& args) {
 // seat start | sleep | stop: writes the desired state and waits for the seat to reach it.
 int runSeatState(const SeatArgs& args, const std::string& verb) {
   const std::string what = "shoal seat " + verb;
-  auto r = ask(args.target, "seat." + verb, {{"id", seatId(args.name)}}, kSeatOpTimeout);
+  auto r = ask(args.target, "seat." + verb, {{"id", seatId(args.name, seatOwnerOf(args.target))}},
+               kSeatOpTimeout);
   if (!r.isOk()) return printFailure(what, r.status());
   if (args.json) {
     printResult(*r);
@@ -370,7 +406,7 @@ int runSeatState(const SeatArgs& args, const std::string& verb) {
 // to end. Exit 0 ended, 1 refused, 4 asked but still running after --wait.
 int runSeatInterrupt(const SeatArgs& args) {
   const std::string what = "shoal seat interrupt";
-  const std::string id = seatId(args.name);
+  const std::string id = seatId(args.name, seatOwnerOf(args.target));
   auto asked = ask(args.target, "seat.interrupt", {{"id", id}}, kSeatOpTimeout);
   if (!asked.isOk()) return printFailure(what, asked.status());
   const int64_t turnsBefore = asked->at("turns").to_number<int64_t>();
@@ -403,7 +439,7 @@ int runSeatInterrupt(const SeatArgs& args) {
 }
 
 int runSeatRm(const SeatArgs& args) {
-  json::object request{{"id", seatId(args.name)}};
+  json::object request{{"id", seatId(args.name, seatOwnerOf(args.target))}};
   if (args.revision > 0) request["revision"] = args.revision;
   auto removed = ask(args.target, "seat.rm", std::move(request), kSeatOpTimeout);
   if (!removed.isOk()) return printFailure("shoal seat rm", removed.status());
@@ -419,7 +455,8 @@ int runSeatRm(const SeatArgs& args) {
 // seals, or by someone else); the daemon seals it as it is and opens it.
 int runSeatTrust(const SeatArgs& args) {
   const std::string what = "shoal seat trust";
-  auto trusted = ask(args.target, "seat.trust", {{"id", seatId(args.name)}}, kSeatOpTimeout);
+  auto trusted = ask(args.target, "seat.trust",
+                     {{"id", seatId(args.name, seatOwnerOf(args.target))}}, kSeatOpTimeout);
   if (!trusted.isOk()) return printFailure(what, trusted.status());
   if (jsonOutput()) {
     printResult(*trusted);
@@ -440,6 +477,10 @@ void registerDaemonCommands(CLI::App& app, CommandResult& result) {
   auto dargs = std::make_shared<DaemonArgs>();
   CLI::App* run = daemon->add_subcommand("run", "run the daemon in the foreground (Ctrl-C stops)");
   addMeshTargetOptions(run, dargs->target, "control replies");
+  run->add_option("--creds", dargs->creds,
+                  "auth mode: the daemon's .creds (default: the one `shoal up --auth` mints)");
+  run->add_option("--machine", dargs->machine,
+                  "auth mode: the machine name it reports (default: this host's name)");
   run->callback([dargs, &result] { result.exitCode = runDaemon(*dargs); });
   auto sargs = std::make_shared<DaemonArgs>();
   CLI::App* status = daemon->add_subcommand("status", "is the daemon running, and with what");

@@ -60,8 +60,9 @@ constexpr const char* kFooter =
 // The config path of `seat`, from the daemon serving `target.space`.
 Result<std::string> seatConfigPath(const McpArgs& args) {
   SHOAL_ASSIGN_OR_RETURN(std::string socket, daemon::controlSocketPath(args.target.space));
-  daemon::ControlRequest request{"seat.mcp",
-                                 json::serialize(json::object{{"id", seatId(args.seat)}})};
+  daemon::ControlRequest request{
+      "seat.mcp",
+      json::serialize(json::object{{"id", seatId(args.seat, seatOwnerOf(args.target))}})};
   SHOAL_ASSIGN_OR_RETURN(std::string result,
                          daemon::controlRequest(socket, request, args.target.timeout()));
   boost::system::error_code ec;

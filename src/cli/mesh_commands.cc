@@ -145,11 +145,7 @@ int runUp(const MeshCommandArgs& args) {
       printNote(fmt::format("manager plane not answering yet; see {}", paths->planesLog));
     }
   }
-  if (options.withDaemon && outcome->auth) {
-    printNote(
-        "seat daemon not started: seats in auth mode need credentials minted by the "
-        "manager, which is not built yet");
-  } else if (options.withDaemon) {
+  if (options.withDaemon) {
     if (outcome->daemonReady) {
       printOk("seat daemon serving (add a seat with `shoal seat add`)");
     } else {
@@ -350,7 +346,8 @@ void registerMeshCommands(CLI::App& app, CommandResult& result) {
                   "principal connects with its own credential (kept once chosen)");
   upCmd
       ->add_option("--plane-creds-ttl", up->planeCredsTtl,
-                   "auth mode: seconds the planes' credentials live (renewed at half)")
+                   "auth mode: seconds the planes', the daemon's and the seats' credentials live "
+                   "(renewed at half)")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{10}, int64_t{30} * 86'400));
   upCmd->add_flag("--json", up->json, "machine-readable output");

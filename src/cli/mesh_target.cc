@@ -4,7 +4,10 @@
 
 #include "cli/option_checks.h"
 #include "mesh/operator_identity.h"
+#include "supervisor/auth_mode.h"
 #include "supervisor/mesh_paths.h"
+#include "supervisor/user_identity.h"
+#include "wire/principal.h"
 
 namespace shoal::cli {
 
@@ -23,7 +26,7 @@ void addMeshTargetOptions(CLI::App* command, MeshTargetArgs& args, std::string_v
 
 Result<MeshTarget> resolveMeshTarget(const MeshTargetArgs& args) {
   SHOAL_ASSIGN_OR_RETURN(auto paths, supervisor::MeshPaths::resolve(args.space));
-  return supervisor::resolveBrokerTarget(paths, args.server, args.nkeyFile);
+  return supervisor::resolveBrokerTarget(paths, args.server, args.nkeyFile, args.postChannels);
 }
 
 Result<std::unique_ptr<transport::Connection>> openConnection(const MeshTarget& target,
@@ -37,6 +40,13 @@ Result<std::unique_ptr<transport::Connection>> openConnection(const MeshTarget& 
   auto conn = transport::Connection::connect(options);
   if (!conn.isOk()) return supervisor::explainConnectFailure(target, conn.status());
   return conn;
+}
+
+std::string seatOwnerOf(const MeshTargetArgs& args) {
+  auto paths = supervisor::MeshPaths::resolve(args.space);
+  if (!paths.isOk() || !supervisor::spaceUsesAuth(*paths)) return std::string(wire::kLocalOwner);
+  auto identity = supervisor::ensureUserIdentity(paths->secretsDir);
+  return identity.isOk() ? identity->owner : std::string(wire::kLocalOwner);
 }
 
 Result<std::unique_ptr<mesh::Endpoint>> openObserver(const MeshTarget& target,

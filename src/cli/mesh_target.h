@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/result.h"
 #include "mesh/endpoint.h"
@@ -30,6 +31,8 @@ struct MeshTargetArgs {
   std::string server;
   std::string nkeyFile;
   double timeoutSeconds = 3;
+  // Auth mode: the channels this command posts to (its credential is minted for them).
+  std::vector<std::string> postChannels;
 
   std::chrono::milliseconds timeout() const {
     return std::chrono::milliseconds(static_cast<int64_t>(timeoutSeconds * 1000));
@@ -43,6 +46,10 @@ using MeshTarget = supervisor::BrokerTarget;
 
 // The validated space, the broker URL and the credential to use for it.
 Result<MeshTarget> resolveMeshTarget(const MeshTargetArgs& args);
+
+// The owner of the seats the person at the CLI names by name: `local` in open mode, the
+// person's own `u_…` in auth mode (supervisor/auth_mode.h). Reads no broker.
+std::string seatOwnerOf(const MeshTargetArgs& args);
 
 // A plain broker connection to `target` (no reconnects: a one-shot command), with the failure
 // explained (supervisor::explainConnectFailure).

@@ -202,6 +202,21 @@ Status checkPlaneCredentials(const PlaneCommandArgs& args, bool runManager, bool
   return Status::ok();
 }
 
+// The authority `shoal up --auth` made: opened, never created here (a typo in the path must
+// not mint a second authority no broker trusts).
+Result<planes::CredentialAuthority> openServeAuthority(const PlaneCommandArgs& args) {
+  FileSystem& fs = FileSystem::posix();
+  if (!fs.exists(args.authorityDir + "/signing.seed")) {
+    return failedPrecondition("no-authority", "no credential authority in " + args.authorityDir +
+                                                  " (`shoal up --auth` makes one)");
+  }
+  if (args.seatCredsTtlSeconds < 5) {
+    return invalidArgument("bad-ttl", "--seat-creds-ttl is at least 5 seconds");
+  }
+  return planes::CredentialAuthority::openOrCreate(fs, args.authorityDir, args.space,
+                                                   Clock::real());
+}
+
 }  // namespace
 
 int runServe(const PlaneCommandArgs& args) {
@@ -241,9 +256,18 @@ int runServe(const PlaneCommandArgs& args) {
     printNote("the delivery plane's credential cannot provision; the space's manager does");
   }
 
+  std::optional<planes::CredentialAuthority> authority;
+  std::optional<planes::CredentialIssuer> issuer;
+  if (runManager && !args.authorityDir.empty()) {
+    auto opened = openServeAuthority(args);
+    if (!opened.isOk()) return printFailure("shoal serve", opened.status());
+    authority.emplace(std::move(opened).value());
+    issuer = planes::CredentialIssuer{
+        &*authority, std::chrono::seconds(static_cast<int64_t>(args.seatCredsTtlSeconds))};
+  }
   std::unique_ptr<planes::ManagerPlane> manager;
   if (runManager) {
-    auto plane = planes::ManagerPlane::start(*conns->forManager(), *managerJs, args.space);
+    auto plane = planes::ManagerPlane::start(*conns->forManager(), *managerJs, args.space, issuer);
     if (!plane.isOk()) return printFailure("shoal serve: starting the manager", plane.status());
     manager = std::move(*plane);
     std::lock_guard lock(relay->mu);
@@ -399,6 +423,11 @@ void registerPlaneCommands(CLI::App& app, CommandResult& result) {
                        "connects under its own credential)");
   serveCmd->add_option("--delivery-creds", serve->deliveryCreds,
                        "the delivery plane's own .creds file (auth mode)");
+  serveCmd->add_option("--authority", serve->authorityDir,
+                       "the space's credential authority directory (auth mode): the manager "
+                       "then mints seats' credentials for their daemons");
+  serveCmd->add_option("--seat-creds-ttl", serve->seatCredsTtlSeconds,
+                       "seconds a seat's credential lasts (default 86400; renewed at half)");
   serveCmd->callback([serve, &result] { result.exitCode = runServe(*serve); });
 
   CLI::App* probeCmd =

@@ -2,12 +2,14 @@
 // plane whether it is serving (docs/planes.md).
 //
 //   shoal serve [--space S] [--server URL] [--planes all|manager|delivery]
-//               [--manager-creds F] [--delivery-creds F]
+//               [--manager-creds F] [--delivery-creds F] [--authority DIR]
 //       connects (the broker from --server, else the mesh registry record), ensures the space
 //       (prints what it created or that nothing changed), then serves the provision rail and
 //       the manager liveness responder, and the delivery plane, until SIGTERM / SIGINT. Open
 //       mode: one connection under the mesh secret. Auth mode: each plane connects under its
-//       own credential (planes/grants.h: the manager provisions, the delivery plane cannot).
+//       own credential (planes/grants.h: the manager provisions, the delivery plane cannot);
+//       with --authority the manager also serves the credential rail, minting seats'
+//       credentials for their daemons (mesh/credential_rail.h).
 //       Exit 0 after a clean stop, 1 on a failure, 2 on a usage error.
 //   shoal probe manager|delivery [--space S] [--server URL] [--timeout SECONDS] [--json]
 //       probes as `local.<login>` (open mode; docs/architecture.md, Conventions) and prints
@@ -37,6 +39,10 @@ struct PlaneCommandArgs {
   // each plane then has its own connection, under that credential's grants and inbox.
   std::string managerCreds;
   std::string deliveryCreds;
+  // serve, auth mode: the space's credential authority directory (the manager then mints
+  // seats' credentials), and how long those last.
+  std::string authorityDir;
+  double seatCredsTtlSeconds = 24 * 3600;
   // serve: the ack wait the fan-out and reader consumers are created with.
   double redeliverySeconds = 60;
 };

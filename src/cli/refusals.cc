@@ -55,6 +55,14 @@ constexpr std::array kRefusals = {
             "the space runs in auth mode but this machine does not hold its credential "
             "authority, so it cannot mint your credential",
             "run the command on the machine that ran `shoal up --auth`"},
+    Refusal{"not-this-owner",
+            "in auth mode a seat daemon runs, and the manager issues credentials for, the seats of "
+            "the person who runs it only; the seat's id names another owner",
+            "leave out `--id` (the default id is yours: `<your owner>.<name>`), or add the seat on "
+            "the machine of the person it belongs to"},
+    Refusal{"daemon-creds-missing", "`shoal daemon run` in auth mode found no daemon credential",
+            "start the mesh with `shoal up --auth` (it mints the daemon's credential and runs the "
+            "daemon), or pass `--creds`"},
     Refusal{"plane-creds-missing",
             "`shoal serve` was given one plane's credential but runs both planes",
             "pass both `--manager-creds` and `--delivery-creds`, or `--planes` the one whose "
@@ -65,9 +73,9 @@ constexpr std::array kRefusals = {
             "any other)"},
     Refusal{"permission-violation",
             "the broker refused a subject the credential's grants do not allow (auth mode)",
-            "the message names the subject; in auth mode today the CLI's credential holds no "
-            "channel grants and cannot read the DM stream, so `shoal send msg` and `shoal "
-            "inbox` are refused there"},
+            "the message names the subject; in auth mode today the CLI's credential cannot read "
+            "the DM stream, so `shoal inbox` is refused there, and a seat may post only to the "
+            "channels its profile declares"},
     Refusal{"bad-space", "a space name is 1–64 letters, digits, `_` or `-`",
             "pick a name like `main` or `team-a` (`--space NAME`)"},
     Refusal{"no-home", "neither HOME nor XDG_DATA_HOME / XDG_STATE_HOME is an absolute path",

@@ -57,7 +57,7 @@ int runEvents(const EventsArgs& args) {
   if (!endpoint.isOk()) return printFailure(what, endpoint.status());
   std::optional<wire::Principal> seat;
   if (!args.seat.empty()) {
-    auto id = wire::parsePrincipal(seatId(args.seat));
+    auto id = wire::parsePrincipal(seatId(args.seat, seatOwnerOf(args.target)));
     if (!id.isOk()) return printFailure(what, id.status());
     seat = *id;
   }

@@ -282,7 +282,9 @@ int runSend(const SendArgs& args, wire::DeliveryKind kind) {
       fmt::format("shoal send {}", kind == wire::DeliveryKind::kDm        ? "dm"
                                    : kind == wire::DeliveryKind::kChannel ? "msg"
                                                                           : "ask");
-  auto target = resolveMeshTarget(args.target);
+  MeshTargetArgs targetArgs = args.target;
+  if (kind == wire::DeliveryKind::kChannel) targetArgs.postChannels = {args.to};
+  auto target = resolveMeshTarget(targetArgs);
   if (!target.isOk()) return printFailure(what, target.status());
   auto endpoint = openObserver(*target, "shoal send");
   if (!endpoint.isOk()) return printFailure(what, endpoint.status());

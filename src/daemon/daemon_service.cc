@@ -13,6 +13,7 @@
 #include "base/log.h"
 #include "daemon/runtime_driver.h"
 #include "daemon/seat_history.h"
+#include "transport/creds_file.h"
 
 namespace shoal::daemon {
 namespace {
@@ -66,12 +67,23 @@ Result<std::unique_ptr<DaemonService>> DaemonService::start(DaemonOptions option
   connect.servers = {d->options_.url};
   connect.nkeySeedFile = d->options_.nkeySeedFile;
   connect.name = "shoal daemon";
+  if (!d->options_.credentialsFile.empty()) {
+    SHOAL_ASSIGN_OR_RETURN(
+        transport::CredsInfo creds,
+        transport::readCredsFile(FileSystem::posix(), d->options_.credentialsFile));
+    connect.credentialsFile = d->options_.credentialsFile;
+    connect.inboxPrefix = creds.inboxPrefix;
+  }
   auto conn = transport::Connection::connect(connect);
   if (!conn.isOk()) {
     return conn.status().withContext("broker " + d->options_.url +
                                      " unreachable (is the mesh up? `shoal status`)");
   }
   d->conn_ = std::move(conn).value();
+  if (!d->options_.credentialsFile.empty()) {
+    d->seatCreds_ = std::make_unique<SeatCredentials>(
+        *d->conn_, d->options_.space, d->options_.identity, d->options_.seatCredsDir);
+  }
   SHOAL_ASSIGN_OR_RETURN(auto js, transport::JetStream::create(*d->conn_));
   d->js_.emplace(std::move(js));
   SHOAL_ASSIGN_OR_RETURN(ProfileSealer sealer, ProfileSealer::open(d->options_.profileKeyFile));
@@ -99,6 +111,7 @@ Result<std::unique_ptr<DaemonService>> DaemonService::start(DaemonOptions option
 DaemonService::~DaemonService() {
   server_.reset();  // no request runs after this
   seats_.clear();   // each seat leaves the mesh and stops its runtime
+  seatCreds_.reset();
 }
 
 bool DaemonService::shutdown(std::chrono::milliseconds deadline) {
@@ -192,12 +205,7 @@ std::string DaemonService::openSeat(const ProfileSnapshot& snapshot) {
     if (!changed.isOk()) return notes_[id] = std::string(changed.message());
     return notes_[id] = it->second->snapshot().note;
   }
-  SeatOptions so;
-  so.url = options_.url;
-  so.nkeySeedFile = options_.nkeySeedFile;
-  so.space = options_.space;
-  so.mode = profile.state == DesiredState::kSleeping ? SeatMode::kSleeping : SeatMode::kRunning;
-  auto seat = Seat::open(profile, so);
+  auto seat = startSeat(profile);
   if (!seat.isOk()) {
     const Status& failed = seat.status();
     if (!transientOpenFailure(failed)) {
@@ -219,6 +227,23 @@ std::string DaemonService::openSeat(const ProfileSnapshot& snapshot) {
   log::info("daemon: seat {} open ({})", id, desiredStateName(profile.state));
   seats_[id] = std::move(seat).value();
   return notes_[id] = seats_[id]->snapshot().note;
+}
+
+Result<std::unique_ptr<Seat>> DaemonService::startSeat(const SeatProfile& profile) {
+  SeatOptions so;
+  so.url = options_.url;
+  so.nkeySeedFile = options_.nkeySeedFile;
+  so.space = options_.space;
+  so.mode = profile.state == DesiredState::kSleeping ? SeatMode::kSleeping : SeatMode::kRunning;
+  if (seatCreds_ != nullptr) {
+    auto credential = seatCreds_->issue(profile);
+    if (!credential.isOk()) {
+      return credential.status().withContext("asking the manager for the seat's credential");
+    }
+    so.credentialsFile = credential->credsFile;
+    so.inboxPrefix = credential->inboxPrefix;
+  }
+  return Seat::open(profile, so);
 }
 
 void DaemonService::healPoisonedSeats() {
@@ -260,6 +285,7 @@ void DaemonService::healPoisonedSeats() {
 
 void DaemonService::retryOpens() {
   healPoisonedSeats();
+  if (seatCreds_ != nullptr) (void)seatCreds_->renewDue();
   const auto now = std::chrono::steady_clock::now();
   std::vector<std::string> due;
   for (const auto& [id, pending] : retries_)
@@ -281,6 +307,16 @@ void DaemonService::retryOpens() {
     }
     (void)openSeat(*snapshot);
   }
+}
+
+Status DaemonService::checkSeatCredentialsOwner(const SeatProfile& profile) const {
+  if (seatCreds_ == nullptr || profile.principal.owner == options_.identity.owner) {
+    return Status::ok();
+  }
+  return permissionDenied("not-this-owner", "in auth mode this daemon runs seats of " +
+                                                options_.identity.owner + " only; name the seat " +
+                                                options_.identity.owner + "." +
+                                                profile.principal.actor + " (the default id)");
 }
 
 Result<std::string> DaemonService::setState(const wire::Principal& id, DesiredState state) {
@@ -415,6 +451,7 @@ Result<std::string> DaemonService::handle(const ControlRequest& request) {
       args.erase("createCwd");
     }
     SHOAL_ASSIGN_OR_RETURN(SeatProfile profile, decodeSeatProfile(json::serialize(args)));
+    SHOAL_RETURN_IF_ERROR(checkSeatCredentialsOwner(profile));
     // A seat that could never start is refused now, not parked later.
     const char* path = std::getenv("PATH");
     SHOAL_RETURN_IF_ERROR(checkRuntimeProgram(profile, path != nullptr ? path : ""));
@@ -485,6 +522,7 @@ Result<std::string> DaemonService::handle(const ControlRequest& request) {
     notes_.erase(id.dotForm());
     retries_.erase(id.dotForm());
     SHOAL_RETURN_IF_ERROR(store_->remove(id, revision));
+    if (seatCreds_ != nullptr) seatCreds_->forget(id);
     log::info("daemon: removed seat {} (was at revision {})", id.dotForm(), revision);
     return json::serialize(json::object{{"removed", id.dotForm()}, {"revision", revision}});
   }

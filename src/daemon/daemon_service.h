@@ -60,6 +60,7 @@
 #include "daemon/control_socket.h"
 #include "daemon/profile_store.h"
 #include "daemon/seat.h"
+#include "daemon/seat_credentials.h"
 #include "transport/connection.h"
 #include "transport/jetstream.h"
 
@@ -73,6 +74,13 @@ struct DaemonOptions {
   // The seat-profile sealing key (owner-only; made on first use). Required.
   std::string profileKeyFile;
   bool runSeats = true;  // false: registry only
+  // Auth mode: the daemon's own `.creds` (its daemon profile: the seat bucket and the
+  // credential rail, no application traffic), the owner and machine it runs seats for, and
+  // the owner-only directory its seats' credentials are written to (seat_credentials.h).
+  // Empty credentialsFile: open mode.
+  std::string credentialsFile;
+  DaemonIdentity identity;
+  std::string seatCredsDir;
 };
 
 class DaemonService {
@@ -98,6 +106,10 @@ class DaemonService {
   // Opens the seat of `snapshot` as its state says (if not open and sealed here); the note says
   // why it does not run. A transient failure schedules a retry.
   std::string openSeat(const ProfileSnapshot& snapshot);
+  // Seat::open with this daemon's options (and, in auth mode, the seat's own credential).
+  Result<std::unique_ptr<Seat>> startSeat(const SeatProfile& profile);
+  // Auth mode: kPermissionDenied `not-this-owner` for a seat of another owner.
+  Status checkSeatCredentialsOwner(const SeatProfile& profile) const;
   // A new seat's cwd: an existing directory (or made now when `create`), and no other seat's —
   // two seats in one cwd would share one journal file (`bad-cwd`, `cwd-in-use`).
   Status checkSeatCwd(const SeatProfile& profile, bool create);
@@ -121,6 +133,7 @@ class DaemonService {
   std::map<std::string, PendingOpen> heals_;    // by id: seats with a poisoned journal
   std::map<std::string, PendingOpen> retries_;  // by id: transient open failures; control thread
   std::unique_ptr<transport::Connection> conn_;
+  std::unique_ptr<SeatCredentials> seatCreds_;  // auth mode only
   std::optional<transport::JetStream> js_;
   std::optional<ProfileStore> store_;
   std::unique_ptr<ControlServer> server_;

@@ -5,6 +5,7 @@
 
 #include <boost/json.hpp>
 
+#include "wire/names.h"
 #include "wire/token.h"
 
 namespace shoal::daemon {
@@ -59,9 +60,8 @@ Status sealRefusal(SealVerdict verdict, const std::string& seatName) {
 
 Result<ProfileStore> ProfileStore::open(transport::JetStream& js, std::string_view space,
                                         ProfileSealer sealer) {
-  SHOAL_RETURN_IF_ERROR(wire::validateSpace(space));
   transport::KvConfig config;
-  config.bucket = std::string(kSeatBucketPrefix) + std::string(space);
+  SHOAL_ASSIGN_OR_RETURN(config.bucket, wire::bucketName(wire::Bucket::kSeats, space));
   config.description = "Shoal seat profiles";
   config.history = kSeatBucketHistory;
   config.maxValueSize = static_cast<int32_t>(kMaxProfileBytes);

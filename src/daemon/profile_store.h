@@ -34,7 +34,6 @@
 
 namespace shoal::daemon {
 
-inline constexpr std::string_view kSeatBucketPrefix = "shoal_seats_";
 inline constexpr int kSeatBucketHistory = 8;
 
 struct ProfileSnapshot {

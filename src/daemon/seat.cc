@@ -559,6 +559,8 @@ Status Seat::Impl::open() {
   transport::ConnectOptions connect;
   connect.servers = {options_.url};
   connect.nkeySeedFile = options_.nkeySeedFile;
+  connect.credentialsFile = options_.credentialsFile;
+  connect.inboxPrefix = options_.inboxPrefix;
   connect.name = "shoal seat " + profile_.principal.dotForm() + " (events)";
   SHOAL_ASSIGN_OR_RETURN(conn_, transport::Connection::connect(connect));
   SHOAL_ASSIGN_OR_RETURN(auto js, transport::JetStream::create(*conn_));
@@ -585,12 +587,23 @@ Status Seat::Impl::open() {
   // events that may wake a sleeping seat.
   SHOAL_ASSIGN_OR_RETURN(std::string dm, wire::streamName(wire::Stream::kDm, options_.space));
   SHOAL_ASSIGN_OR_RETURN(std::string task, wire::streamName(wire::Stream::kTask, options_.space));
-  if (auto info = js_->streamInfo(dm); info.isOk()) dmWatermark_ = info->state.lastSeq;
-  if (auto info = js_->streamInfo(task); info.isOk()) taskWatermark_ = info->state.lastSeq;
+  // In auth mode an agent's grants do not reach DM_<space>'s info (it would tell who DMs
+  // whom), nor TASK_<space>'s without a role: the watermark stays 0 there, so a sleeping
+  // seat's backlog counts as current and wakes it (a watermark from the seat's own durable is
+  // still planned).
+  const bool ownCredential = !options_.credentialsFile.empty();
+  if (!ownCredential) {
+    if (auto info = js_->streamInfo(dm); info.isOk()) dmWatermark_ = info->state.lastSeq;
+  }
+  if (!ownCredential || profile_.role) {
+    if (auto info = js_->streamInfo(task); info.isOk()) taskWatermark_ = info->state.lastSeq;
+  }
 
   mesh::EndpointOptions eo;
   eo.servers = {options_.url};
   eo.nkeySeedFile = options_.nkeySeedFile;
+  eo.credentialsFile = options_.credentialsFile;
+  eo.inboxPrefix = options_.inboxPrefix;
   eo.space = options_.space;
   eo.principal = profile_.principal;
   eo.displayName = profile_.name;

@@ -97,7 +97,10 @@ enum class SeatMode { kRunning, kSleeping };
 struct SeatOptions {
   std::string url;           // the broker
   std::string nkeySeedFile;  // the broker credential (empty: none)
-  std::string space;         // the seat's space
+  // Auth mode: the seat's own `.creds` (seat_credentials.h) and the inbox its grants allow.
+  std::string credentialsFile;
+  std::string inboxPrefix;
+  std::string space;  // the seat's space
   SeatMode mode = SeatMode::kRunning;
   std::chrono::milliseconds stopGrace{3000};
   // A handoff to a runtime that stopped reading its stdin fails after this (partial or zero

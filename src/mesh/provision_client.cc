@@ -17,17 +17,6 @@ constexpr std::string_view kRailRoot = "cotal";
 constexpr std::string_view kRailKind = "ep";
 constexpr std::string_view kRailClass = "one";
 
-std::vector<std::string_view> splitTokens(std::string_view s) {
-  std::vector<std::string_view> out;
-  size_t start = 0;
-  for (;;) {
-    size_t dot = s.find('.', start);
-    out.push_back(s.substr(start, dot == std::string_view::npos ? dot : dot - start));
-    if (dot == std::string_view::npos) return out;
-    start = dot + 1;
-  }
-}
-
 Status badRequest(std::string_view message) {
   return invalidArgument("bad-provision-request", message);
 }
@@ -38,7 +27,20 @@ Status badReply(std::string_view message) {
       std::string("the manager's reply does not parse: ") + std::string(message));
 }
 
-Result<json::value> parseObject(std::string_view text) {
+}  // namespace
+
+std::vector<std::string_view> railTokens(std::string_view s) {
+  std::vector<std::string_view> out;
+  size_t start = 0;
+  for (;;) {
+    size_t dot = s.find('.', start);
+    out.push_back(s.substr(start, dot == std::string_view::npos ? dot : dot - start));
+    if (dot == std::string_view::npos) return out;
+    start = dot + 1;
+  }
+}
+
+Result<json::value> parseRailObject(std::string_view text) {
   json::error_code ec;
   json::value v = json::parse(text, ec);
   if (ec) return invalidArgument("malformed-json", "not JSON: " + ec.message());
@@ -46,7 +48,23 @@ Result<json::value> parseObject(std::string_view text) {
   return v;
 }
 
-}  // namespace
+Status railRefusalOf(const json::object& o, std::string_view badReplyReason) {
+  auto bad = [&](std::string_view m) {
+    return failedPrecondition(std::string(badReplyReason),
+                              "the manager's reply does not parse: " + std::string(m));
+  };
+  const json::value* err = o.if_contains("error");
+  if (err == nullptr || !err->is_object()) return bad("a refusal without 'error'");
+  const json::value* code = err->as_object().if_contains("code");
+  const json::value* message = err->as_object().if_contains("message");
+  if (code == nullptr || !code->is_string() || message == nullptr || !message->is_string()) {
+    return bad("'error' needs string 'code' and 'message'");
+  }
+  std::string c(code->as_string());
+  std::string m = "the manager refused: " + std::string(message->as_string());
+  if (c.starts_with("bad-") || c == "malformed-json") return invalidArgument(c, m);
+  return unavailable(c, m);
+}
 
 bool isRailNonce(std::string_view nonce) {
   return nonce.size() >= kMinRailNonceLength && nonce.size() <= kMaxRailNonceLength &&
@@ -77,7 +95,7 @@ Result<std::string> provisionServeFilter(std::string_view space) {
 }
 
 Result<RailCaller> parseProvisionSubject(std::string_view subject, std::string_view space) {
-  auto t = splitTokens(subject);
+  auto t = railTokens(subject);
   if (t.size() != kProvisionSubjectTokens) {
     return invalidArgument("bad-rail-subject", "a provision subject has " +
                                                    std::to_string(kProvisionSubjectTokens) +
@@ -123,7 +141,7 @@ Result<ProvisionRequest> decodeProvisionRequest(std::string_view text) {
   }
   ProvisionRequest out;
   if (text.empty()) return out;  // no body: no roles
-  SHOAL_ASSIGN_OR_RETURN(json::value v, parseObject(text));
+  SHOAL_ASSIGN_OR_RETURN(json::value v, parseRailObject(text));
   std::set<std::string> seen;
   for (const auto& [key, value] : v.as_object()) {
     if (key != "roles") return badRequest("unknown key '" + std::string(key) + "'");
@@ -167,24 +185,12 @@ std::string encodeProvisionError(const Status& error) {
 }
 
 Result<ProvisionReply> decodeProvisionReply(std::string_view text) {
-  auto parsed = parseObject(text);
+  auto parsed = parseRailObject(text);
   if (!parsed.isOk()) return badReply(parsed.status().message());
   const json::object& o = parsed->as_object();
   const json::value* ok = o.if_contains("ok");
   if (ok == nullptr || !ok->is_bool()) return badReply("no boolean 'ok'");
-  if (!ok->as_bool()) {
-    const json::value* err = o.if_contains("error");
-    if (err == nullptr || !err->is_object()) return badReply("a refusal without 'error'");
-    const json::value* code = err->as_object().if_contains("code");
-    const json::value* message = err->as_object().if_contains("message");
-    if (code == nullptr || !code->is_string() || message == nullptr || !message->is_string()) {
-      return badReply("'error' needs string 'code' and 'message'");
-    }
-    std::string c(code->as_string());
-    std::string m = "the manager refused: " + std::string(message->as_string());
-    if (c.starts_with("bad-") || c == "malformed-json") return invalidArgument(c, m);
-    return unavailable(c, m);
-  }
+  if (!ok->as_bool()) return railRefusalOf(o, "bad-provision-reply");
   ProvisionReply reply;
   const json::value* durable = o.if_contains("durable");
   const json::value* created = o.if_contains("created");

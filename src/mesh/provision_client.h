@@ -31,6 +31,8 @@
 #include <string_view>
 #include <vector>
 
+#include <boost/json.hpp>
+
 #include "base/result.h"
 #include "base/status.h"
 #include "transport/connection.h"
@@ -77,6 +79,15 @@ struct ProvisionReply {
 
 // [A-Za-z0-9_-]{22,64}.
 bool isRailNonce(std::string_view nonce);
+
+// Shared by the manager's rails (this one and credential_rail.h): a subject's dot-separated
+// tokens; a body parsed as a JSON object (`malformed-json` otherwise); the Status a refusal
+// reply `{"ok":false,"error":{…}}` stands for (kInvalidArgument for a `bad-…` or
+// `malformed-json` code, else kUnavailable), or `reply` as the reason for a refusal that is
+// itself malformed.
+std::vector<std::string_view> railTokens(std::string_view subject);
+Result<boost::json::value> parseRailObject(std::string_view text);
+Status railRefusalOf(const boost::json::object& reply, std::string_view badReplyReason);
 
 // The request subject; validates space, principal, uid and nonce.
 Result<std::string> provisionSubject(std::string_view space, const wire::Principal& caller,

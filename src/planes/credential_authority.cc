@@ -114,14 +114,25 @@ Result<MintedUser> CredentialAuthority::mint(const std::string& name,
                                              const std::vector<GrantRow>& rows,
                                              std::chrono::seconds ttl) const {
   SHOAL_ASSIGN_OR_RETURN(transport::NKeyPair user, transport::generateNKey(NKeyRole::kUser));
-  const int64_t now = clock_->wallMs() / 1000;
+  SHOAL_ASSIGN_OR_RETURN(MintedJwt jwt, mintFor(user.publicKey, name, rows, ttl));
   MintedUser out;
   out.userKey = user.publicKey;
+  out.expiresAt = jwt.expiresAt;
+  out.creds = transport::formatCreds(jwt.jwt, user.seed);
+  return out;
+}
+
+Result<MintedJwt> CredentialAuthority::mintFor(const std::string& userKey, const std::string& name,
+                                               const std::vector<GrantRow>& rows,
+                                               std::chrono::seconds ttl) const {
+  if (!transport::isNKeyPublic(userKey, NKeyRole::kUser)) {
+    return invalidArgument("bad-user-key", "`" + userKey + "` is not a user public key (U…)");
+  }
+  const int64_t now = clock_->wallMs() / 1000;
+  MintedJwt out;
   out.expiresAt = now + ttl.count();
-  transport::UserClaims claims{name, user.publicKey, accountKey_, permissionsOf(rows),
-                               out.expiresAt};
-  SHOAL_ASSIGN_OR_RETURN(std::string jwt, transport::encodeUserJwt(claims, signingSeed_, now));
-  out.creds = transport::formatCreds(jwt, user.seed);
+  transport::UserClaims claims{name, userKey, accountKey_, permissionsOf(rows), out.expiresAt};
+  SHOAL_ASSIGN_OR_RETURN(out.jwt, transport::encodeUserJwt(claims, signingSeed_, now));
   return out;
 }
 

@@ -38,6 +38,11 @@ struct MintedUser {
   int64_t expiresAt = 0;  // Unix seconds
 };
 
+struct MintedJwt {
+  std::string jwt;
+  int64_t expiresAt = 0;  // Unix seconds
+};
+
 // A credential handed out by hand, as the ledger keeps it (never its seed).
 struct IssuedCredential {
   std::string userKey;
@@ -69,6 +74,11 @@ class CredentialAuthority {
   // A user of the space named `name` holding exactly `rows`, valid for `ttl`.
   Result<MintedUser> mint(const std::string& name, const std::vector<GrantRow>& rows,
                           std::chrono::seconds ttl) const;
+  // A user JWT for a key someone else holds (the manager's credential rail: a daemon sends its
+  // seat's public key, never the seed). kInvalidArgument `bad-user-key` for a key that is not
+  // a user's.
+  Result<MintedJwt> mintFor(const std::string& userKey, const std::string& name,
+                            const std::vector<GrantRow>& rows, std::chrono::seconds ttl) const;
   // A user of the system account allowed to push claim updates (`$SYS.REQ.CLAIMS.UPDATE`) and
   // to read the answers in its inbox `_INBOX_<connId>`.
   Result<MintedUser> mintSystemUser(const std::string& connId, std::chrono::seconds ttl) const;

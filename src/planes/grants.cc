@@ -1,5 +1,6 @@
 #include "planes/grants.h"
 
+#include "mesh/credential_rail.h"
 #include "mesh/delivery_rail.h"
 #include "mesh/provision_client.h"
 #include "planes/delivery_plane.h"
@@ -40,7 +41,7 @@ class Rows {
 
 struct Names {
   std::string root, chat, dm, task, dlv, inbox, wake;
-  std::string presence, channels, delivery, membership, members, acl;
+  std::string presence, channels, delivery, membership, members, acl, seats;
 };
 
 Result<Names> namesOf(std::string_view space) {
@@ -57,6 +58,7 @@ Result<Names> namesOf(std::string_view space) {
   SHOAL_ASSIGN_OR_RETURN(n.membership, wire::bucketName(wire::Bucket::kMembership, space));
   SHOAL_ASSIGN_OR_RETURN(n.members, wire::bucketName(wire::Bucket::kMembers, space));
   SHOAL_ASSIGN_OR_RETURN(n.acl, wire::bucketName(wire::Bucket::kAcl, space));
+  SHOAL_ASSIGN_OR_RETURN(n.seats, wire::bucketName(wire::Bucket::kSeats, space));
   n.root = "cotal." + std::string(space);
   return n;
 }
@@ -166,6 +168,8 @@ Result<std::vector<GrantRow>> agentGrants(const AgentScope& s) {
   r.pub(n.root + ".inst.*.*." + me, "DMs to anyone, as itself");
   r.pub(n.root + ".svc.*." + me, "work for any role, as itself");
   r.pub(n.root + ".live.*." + me, "liveness probes of the planes, as itself");
+  r.pub(n.root + ".rcpt.*.*." + me, "receipts of what it received, as the recipient");
+  r.pub(n.root + ".wake." + me, "its own lifecycle events and wake results (a seat)");
   const std::string self = me + "." + s.lifecycleUid;
   r.pub(n.root + ".ep.one.manager.provision." + self + ".*",
         "asks the manager for its own durables (self mode)");
@@ -231,8 +235,10 @@ Result<std::vector<GrantRow>> adminGrants(const ReaderScope& s) {
 Result<std::vector<GrantRow>> managerGrants(const PlaneScope& s) {
   SHOAL_ASSIGN_OR_RETURN(Names n, namesOf(s.space));
   SHOAL_ASSIGN_OR_RETURN(std::string rail, mesh::provisionServeFilter(s.space));
+  SHOAL_ASSIGN_OR_RETURN(std::string issue, mesh::issueServeFilter(s.space));
   Rows r;
   SHOAL_RETURN_IF_ERROR(planeRails(r, s, rail, wire::Plane::kManager));
+  r.sub(issue, "the credential rail's requests (daemons asking for their seats' credentials)");
   for (const std::string* stream : {&n.chat, &n.dm, &n.task, &n.wake, &n.inbox, &n.dlv}) {
     r.pub("$JS.API.STREAM.INFO." + *stream, "checks the space's streams (frontiers, drift)");
     r.pub("$JS.API.STREAM.CREATE." + *stream, "creates a stream of the space if absent");
@@ -282,6 +288,23 @@ Result<std::vector<GrantRow>> deliveryGrants(const PlaneScope& s) {
   kvReads(r, n.acl, "re-checks each copy against its reader's ACL");
   kvReads(r, n.channels, "each post's channel class, read fresh");
   kvReads(r, n.presence, "live-class mentions go to live lifecycles");
+  return r.take();
+}
+
+Result<std::vector<GrantRow>> daemonGrants(const DaemonScope& s) {
+  SHOAL_ASSIGN_OR_RETURN(Names n, namesOf(s.space));
+  SHOAL_RETURN_IF_ERROR(checkConnId(s.connId));
+  SHOAL_ASSIGN_OR_RETURN(std::string issue, mesh::issueCallerGrant(s.space, s.owner, s.machine));
+  Rows r;
+  r.sub("_INBOX_" + s.connId + ".>", "replies to its own requests and watches");
+  r.pub(issue, "asks the manager for its seats' credentials, as this owner and machine");
+  r.pub("$JS.API.INFO", "JetStream account info");
+  r.pub("$JS.API.STREAM.NAMES", "nats.c finds a KV watch's stream by subject (names only)");
+  r.pub("$JS.FC.>", "flow control of its watches");
+  r.pub("$JS.API.STREAM.CREATE.KV_" + n.seats, "creates the seat-profile bucket if absent");
+  kvReads(r, n.seats, "the seat profiles it runs");
+  r.pub("$KV." + n.seats + ".>", "writes seat profiles (`shoal seat add|rm|start|stop`)");
+  denyDirectedCreates(r, n);
   return r.take();
 }
 

@@ -12,7 +12,9 @@
 //             requests on its own `P.live.<plane>.<o>.<a>` with replies confined to `.reply.`;
 //             the manager's and delivery plane's rails only for itself (`P.ep.one.manager.
 //             provision.<o>.<a>.<uid>.*`, `P.ep.one.delivery.*.<o>.<a>.<uid>.*`);
-//             its own receipts (`P.rcpt.<o>.<a>.*.*`) and the wake feed (Shoal rows).
+//             its own receipts (`P.rcpt.<o>.<a>.*.*`) and the wake feed (Shoal rows); as a
+//             seat, receipts to any sender of what it received (`P.rcpt.*.*.<o>.<a>`) and its
+//             own lifecycle events (`P.wake.<o>.<a>`).
 //   observer  read-only: the channels' live traffic, presence, the channel registry, wake
 //             events; no application publish at all.
 //   admin     observer plus the messaging plane's reads (`P.inst.>`, `P.svc.>`, DM history):
@@ -25,6 +27,11 @@
 //             to `P.dinbox.>` and `P.dlv.>`, the lease and membership rows it writes, the ACL,
 //             registry and roster it reads; serves the membership rail and answers
 //             `live.delivery` probes. No application publish.
+//   daemon    a machine's seat daemon: reads and writes the seat-profile bucket, asks the
+//             manager for its seats' credentials on its own `P.ep.one.manager.issue.<owner>.
+//             <machine>.*` (so the manager knows who asks from the subject); no application
+//             publish, no presence, no durable. Per-machine profile prefixes are (still
+//             planned): today any daemon of the space may write any profile.
 //   A plane's liveness filter `P.live.<plane>.*.*` is held by that plane's profile alone; its
 //   answers are confined to `P.live.<plane>.*.*.reply.>`, so it cannot send a probe. Rail
 //   replies go back through allow_responses (one per request received): a caller's inbox is a
@@ -71,6 +78,14 @@ struct ReaderScope {
   std::string connId;
 };
 
+// A machine's seat daemon: the owner whose seats it runs and the machine it runs them on.
+struct DaemonScope {
+  std::string space;
+  std::string owner;
+  std::string machine;
+  std::string connId;
+};
+
 // A plane's connection: the space it serves and the inbox its own requests' replies come to.
 using PlaneScope = ReaderScope;
 
@@ -81,6 +96,7 @@ Result<std::vector<GrantRow>> observerGrants(const ReaderScope& scope);
 Result<std::vector<GrantRow>> adminGrants(const ReaderScope& scope);
 Result<std::vector<GrantRow>> managerGrants(const PlaneScope& scope);
 Result<std::vector<GrantRow>> deliveryGrants(const PlaneScope& scope);
+Result<std::vector<GrantRow>> daemonGrants(const DaemonScope& scope);
 
 // The rows as a user JWT's permissions; allow_responses (one reply, no time limit) only when a
 // kRespond row is among them.

@@ -121,7 +121,8 @@ TEST_F(GrantsTest, AnAgentCannotForgeReadOthersOrCreateConsumers) {
       {D::kPublish, "$JS.API.CONSUMER.DURABLE.CREATE.DLV_main.mine"},
       {D::kPublish, "cotal.main.live.manager.local.ada.reply.n1"},  // answering a probe
       {D::kPublish, "cotal.main.live.manager.local.bob"},           // probing as someone else
-      {D::kPublish, "cotal.main.wake.local.ada"},                   // a seat's lifecycle events
+      {D::kPublish, "cotal.main.wake.local.bob"},                   // another seat's events
+      {D::kPublish, "cotal.main.rcpt.local.bob.local.mallory"},     // a receipt as someone else
       {D::kPublish, "cotal.main.ep.one.manager.provision.local.bob." + std::string(kUid) + ".n"},
       {D::kPublish, "cotal.main.ep.one.delivery.join.local.bob." + std::string(kUid) + ".n"},
       {D::kSubscribe, "cotal.main.inst.local.bob.>"},               // another's DMs, live
@@ -199,7 +200,8 @@ TEST_F(GrantsTest, EachPlaneHoldsExactlyItsRowsAndCannotActAsAnother) {
        {{D::kPublish, "cotal.main.live.delivery.local.ada"},
         {D::kPublish, "cotal.main.live.manager.local.ada.reply.n1"},
         {D::kSubscribe, "cotal.main.live.manager.*.*"},
-        {D::kPublish, "$KV.cotal_acl_main.local.bob." + uid},  // ACL rows are the manager's
+        {D::kPublish, "$KV.cotal_acl_main.local.bob." + uid},      // ACL rows are the manager's
+        {D::kSubscribe, "cotal.main.ep.one.manager.issue.*.*.*"},  // minting is the manager's
         {D::kPublish, "$JS.API.CONSUMER.CREATE.DM_main"},
         {D::kPublish, "$JS.API.CONSUMER.CREATE.CHAT_main.another"},
         {D::kPublish, "$JS.API.STREAM.CREATE.DM_main"}}},
@@ -219,6 +221,43 @@ TEST_F(GrantsTest, EachPlaneHoldsExactlyItsRowsAndCannotActAsAnother) {
   }
   auto agent = agentGrants(adaScope());
   EXPECT_FALSE(permissionsOf(*agent).responses.has_value()) << "an agent answers nothing";
+}
+
+// The daemon profile: the seat bucket and its own credential requests, nothing else — no
+// application traffic, no durable, and no credential request as another owner or machine.
+TEST_F(GrantsTest, TheDaemonHoldsItsBucketAndItsOwnCredentialRequestsOnly) {
+  using D = GrantRow::Direction;
+  const std::string owner = "u_aaaaaaaaaaaaaaaaaaaaaaaaaa";
+  const std::string other = "u_bbbbbbbbbbbbbbbbbbbbbbbbbb";
+  auto rows = daemonGrants(DaemonScope{"main", owner, "laptop", std::string(kConnId)});
+  ASSERT_TRUE(rows.isOk()) << rows.status().toString();
+  EXPECT_FALSE(permissionsOf(*rows).responses.has_value()) << "a daemon answers nothing";
+  std::set<std::string> denied;
+  EXPECT_EQ(refused(*rows, rowProbes(*rows, &denied)), denied);
+  const std::string issue = "cotal.main.ep.one.manager.issue.";
+  const std::vector<Probe> forbidden = {
+      {D::kPublish, issue + other + ".laptop.n1"},   // a credential as another owner
+      {D::kPublish, issue + owner + ".desktop.n1"},  // as another machine
+      {D::kPublish, "cotal.main.inst." + owner + ".ada." + owner + ".laptop"},
+      {D::kPublish, "cotal.main.chat." + owner + ".ada.general"},
+      {D::kPublish, "cotal.main.wake." + owner + ".ada"},
+      {D::kPublish, "$KV.cotal_presence_main." + owner + ".ada"},
+      {D::kPublish, "$JS.API.CONSUMER.CREATE.DM_main"},
+      {D::kPublish, "$JS.API.CONSUMER.MSG.NEXT.DM_main.dm_x"},
+      {D::kPublish, "$JS.API.STREAM.CREATE.DM_main"},
+      {D::kPublish,
+       "cotal.main.ep.one.manager.provision." + owner + ".ada." + std::string(kUid) + ".n"},
+      {D::kPublish, "cotal.main.live.manager." + owner + ".ada"},
+      {D::kSubscribe, "cotal.main.ep.one.manager.issue.*.*.*"},  // serving the rail
+      {D::kSubscribe, "cotal.main.inst.>"},
+  };
+  std::set<std::string> expected;
+  for (const auto& f : forbidden)
+    expected.insert(f.subject);
+  EXPECT_EQ(refused(*rows, forbidden), expected);
+  EXPECT_EQ(
+      daemonGrants(DaemonScope{"main", "local", "laptop", std::string(kConnId)}).status().reason(),
+      "bad-caller");
 }
 
 TEST(GrantRows, BadScopesAreRefusedWithTheirReason) {

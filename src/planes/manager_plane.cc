@@ -1,7 +1,9 @@
 #include "planes/manager_plane.h"
 
 #include "base/log.h"
+#include "mesh/credential_rail.h"
 #include "mesh/provision_client.h"
+#include "planes/grants.h"
 #include "planes/space_provisioner.h"
 #include "wire/subject.h"
 
@@ -17,15 +19,19 @@ ManagerPlane::ManagerPlane(transport::Connection& conn, transport::JetStream& js
 
 ManagerPlane::~ManagerPlane() {
   provisionSub_.reset();  // no new requests are posted after this
+  issueSub_.reset();
   liveness_.reset();
   loop_.stop();  // the request running now finishes; queued ones are dropped
 }
 
 Result<std::unique_ptr<ManagerPlane>> ManagerPlane::start(transport::Connection& conn,
                                                           transport::JetStream& js,
-                                                          std::string_view space) {
+                                                          std::string_view space,
+                                                          std::optional<CredentialIssuer> issuer) {
   SHOAL_ASSIGN_OR_RETURN(std::string filter, mesh::provisionServeFilter(space));
+  SHOAL_ASSIGN_OR_RETURN(std::string issueFilter, mesh::issueServeFilter(space));
   std::unique_ptr<ManagerPlane> plane(new ManagerPlane(conn, js, std::string(space)));
+  if (issuer && issuer->authority != nullptr) plane->issuer_ = issuer;
   transport::Connection* c = &conn;
   SHOAL_ASSIGN_OR_RETURN(
       plane->liveness_, LivenessResponder::bind(conn, space, wire::Plane::kManager, [c] {
@@ -38,9 +44,15 @@ Result<std::unique_ptr<ManagerPlane>> ManagerPlane::start(transport::Connection&
         self->loop_.post([self, m = std::move(m)] { self->handleProvision(m); });
       }));
   plane->provisionSub_.emplace(std::move(sub));
+  SHOAL_ASSIGN_OR_RETURN(
+      auto issueSub,
+      conn.queueSubscribe(issueFilter, mesh::kManagerQueueGroup, [self](transport::Message m) {
+        self->loop_.post([self, m = std::move(m)] { self->handleIssue(m); });
+      }));
+  plane->issueSub_.emplace(std::move(issueSub));
   SHOAL_RETURN_IF_ERROR(conn.flush(kBindFlushTimeout));
-  log::info("manager {}: serving provision rail and liveness (instance {})", space,
-            plane->liveness_->instance());
+  log::info("manager {}: serving provision rail{} and liveness (instance {})", space,
+            plane->issuer_ ? ", credential rail" : "", plane->liveness_->instance());
   return plane;
 }
 
@@ -108,6 +120,58 @@ void ManagerPlane::handleProvision(const transport::Message& request) {
     return;
   }
   provisionReplies_.fetch_add(1);
+}
+
+Result<std::string> ManagerPlane::issue(const transport::Message& request) {
+  if (!issuer_) {
+    return failedPrecondition("no-authority",
+                              "this manager holds no credential authority: the space runs in "
+                              "open mode, or `shoal serve` was started without --authority");
+  }
+  SHOAL_ASSIGN_OR_RETURN(mesh::IssueCaller caller,
+                         mesh::parseIssueSubject(request.subject, space_));
+  SHOAL_ASSIGN_OR_RETURN(mesh::IssueRequest body, mesh::decodeIssueRequest(request.data));
+  if (body.principal.owner != caller.owner) {
+    return permissionDenied("not-this-owner",
+                            "the daemon of " + caller.owner + " on " + caller.machine +
+                                " may ask only for principals of " + caller.owner + ", not " +
+                                body.principal.dotForm());
+  }
+  AgentScope scope;
+  scope.space = space_;
+  scope.principal = body.principal;
+  scope.lifecycleUid = body.lifecycleUid;
+  scope.connId = body.connId;
+  scope.readChannels = body.channels;
+  scope.postChannels = body.channels;
+  scope.role = body.role;
+  SHOAL_ASSIGN_OR_RETURN(std::vector<GrantRow> rows, agentGrants(scope));
+  SHOAL_ASSIGN_OR_RETURN(MintedJwt minted,
+                         issuer_->authority->mintFor(body.userKey, body.principal.dotForm(), rows,
+                                                     issuer_->seatLifetime));
+  log::info("manager {}: issued {}'s credential to the daemon on {} (until {})", space_,
+            body.principal.dotForm(), caller.machine, minted.expiresAt);
+  return mesh::encodeIssueReply(mesh::IssueReply{minted.jwt, minted.expiresAt});
+}
+
+void ManagerPlane::handleIssue(const transport::Message& request) {
+  if (Status target = wire::checkRailReplyTarget(request.reply); !target.isOk()) {
+    log::warn("manager {}: dropped a credential request on {}: {}", space_, request.subject,
+              target.message());
+    return;
+  }
+  auto reply = issue(request);
+  if (!reply.isOk()) {
+    log::warn("manager {}: refused a credential request on {}: {}", space_, request.subject,
+              reply.status().toString());
+  }
+  const std::string body = reply.isOk() ? *reply : mesh::encodeProvisionError(reply.status());
+  if (Status st = conn_.publish(request.reply, body); !st.isOk()) {
+    log::warn("manager {}: credential reply to {} not sent: {}", space_, request.reply,
+              st.toString());
+    return;
+  }
+  if (reply.isOk()) credentialsIssued_.fetch_add(1);
 }
 
 }  // namespace shoal::planes

@@ -9,6 +9,13 @@
 // a time on the plane's own event-loop thread, never on a nats.c thread. A request without a
 // reply subject is dropped with a warning.
 //
+// Credential rail (auth mode; mesh/credential_rail.h): `cotal.<space>.ep.one.manager.issue.*.*.*`
+// in the same queue group. With a CredentialIssuer the plane mints a seat's agent credential
+// (its grant rows from planes/grants.h, for the public key the daemon sent) for a principal of
+// the asking daemon's owner — the subject names the owner, and the broker lets a daemon publish
+// only under its own; anything else is refused `not-this-owner`. Without one every request is
+// refused `no-authority`.
+//
 // Liveness: a LivenessResponder for plane `manager`, grading itself `bound` while the
 // connection is connected and `unbound` otherwise; a reconnect mints a new instance token.
 //
@@ -21,6 +28,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -29,17 +37,25 @@
 
 #include "base/executor.h"
 #include "base/result.h"
+#include "planes/credential_authority.h"
 #include "planes/liveness_responder.h"
 #include "transport/connection.h"
 #include "transport/jetstream.h"
 
 namespace shoal::planes {
 
+// The space's credential authority, as the manager mints with it: seats' credentials last
+// `seatLifetime` (24 h by default; their daemon renews them at half).
+struct CredentialIssuer {
+  const CredentialAuthority* authority = nullptr;  // must outlive the plane
+  std::chrono::seconds seatLifetime{std::chrono::hours(24)};
+};
+
 class ManagerPlane {
  public:
-  static Result<std::unique_ptr<ManagerPlane>> start(transport::Connection& conn,
-                                                     transport::JetStream& js,
-                                                     std::string_view space);
+  static Result<std::unique_ptr<ManagerPlane>> start(
+      transport::Connection& conn, transport::JetStream& js, std::string_view space,
+      std::optional<CredentialIssuer> issuer = std::nullopt);
 
   ManagerPlane(const ManagerPlane&) = delete;
   ManagerPlane& operator=(const ManagerPlane&) = delete;
@@ -51,19 +67,25 @@ class ManagerPlane {
   const std::string& space() const { return space_; }
   std::string livenessInstance() const;
   uint64_t provisionReplies() const { return provisionReplies_.load(); }
+  uint64_t credentialsIssued() const { return credentialsIssued_.load(); }
   uint64_t livenessDropped() const;
 
  private:
   ManagerPlane(transport::Connection& conn, transport::JetStream& js, std::string space);
   void handleProvision(const transport::Message& request);
+  void handleIssue(const transport::Message& request);
+  Result<std::string> issue(const transport::Message& request);
 
   transport::Connection& conn_;
   transport::JetStream& js_;
   const std::string space_;
+  std::optional<CredentialIssuer> issuer_;
   std::atomic<uint64_t> provisionReplies_{0};
+  std::atomic<uint64_t> credentialsIssued_{0};
   EventLoopThread loop_;  // runs provision requests; stopped in the destructor
   std::unique_ptr<LivenessResponder> liveness_;
   std::optional<transport::Subscription> provisionSub_;
+  std::optional<transport::Subscription> issueSub_;
 };
 
 }  // namespace shoal::planes

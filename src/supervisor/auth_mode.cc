@@ -1,5 +1,9 @@
 #include "supervisor/auth_mode.h"
 
+#include <cctype>
+
+#include <unistd.h>
+
 #include "base/clock.h"
 #include "base/file_system.h"
 #include "base/ids.h"
@@ -35,6 +39,8 @@ AuthPaths authPathsOf(const MeshPaths& paths) {
   a.managerCreds = base + "-manager.creds";
   a.deliveryCreds = base + "-delivery.creds";
   a.cliCreds = base + "-cli.creds";
+  a.daemonCreds = base + "-daemon.creds";
+  a.seatCredsDir = base + "-seat-creds";
   a.resolverDir = paths.dataDir + "/resolver";
   return a;
 }
@@ -79,6 +85,35 @@ Result<int64_t> mintPlaneCredential(const planes::CredentialAuthority& authority
   return minted.expiresAt;
 }
 
+std::string thisMachineName() {
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+  std::string name;
+  for (const char* c = host; *c != '\0' && *c != '.' && name.size() < 64; ++c) {
+    const char ch = static_cast<char>(std::tolower(static_cast<unsigned char>(*c)));
+    const bool token =
+        (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-' || ch == '_';
+    name.push_back(token ? ch : '_');
+  }
+  return name.empty() ? std::string("machine") : name;
+}
+
+Result<std::string> newDaemonConnId() {
+  return newConnId("dmn");
+}
+
+Result<int64_t> mintDaemonCredential(const planes::CredentialAuthority& authority,
+                                     const MeshPaths& paths, const std::string& owner,
+                                     const std::string& machine, const std::string& connId,
+                                     std::chrono::seconds lifetime) {
+  SHOAL_ASSIGN_OR_RETURN(
+      auto rows, planes::daemonGrants(planes::DaemonScope{paths.space, owner, machine, connId}));
+  SHOAL_ASSIGN_OR_RETURN(planes::MintedUser minted,
+                         authority.mint(paths.space + "-daemon-" + machine, rows, lifetime));
+  SHOAL_RETURN_IF_ERROR(writeCreds(authPathsOf(paths).daemonCreds, minted));
+  return minted.expiresAt;
+}
+
 Status pushAccountClaims(const planes::CredentialAuthority& authority, const MeshPaths& paths,
                          const std::string& url) {
   SHOAL_ASSIGN_OR_RETURN(std::string connId, newConnId("sys"));
@@ -105,7 +140,8 @@ Status pushAccountClaims(const planes::CredentialAuthority& authority, const Mes
   return Status::ok();
 }
 
-Result<CliCredential> cliCredential(const MeshPaths& paths) {
+Result<CliCredential> cliCredential(const MeshPaths& paths,
+                                    const std::vector<std::string>& postChannels) {
   const AuthPaths auth = authPathsOf(paths);
   SHOAL_ASSIGN_OR_RETURN(UserIdentity identity, ensureUserIdentity(paths.secretsDir));
   CliCredential out;
@@ -113,7 +149,7 @@ Result<CliCredential> cliCredential(const MeshPaths& paths) {
   out.caller = mesh::operatorOwnedBy(identity.owner).principal;
   const int64_t now = Clock::real().wallMs() / 1000;
   FileSystem& fs = FileSystem::posix();
-  if (fs.exists(auth.cliCreds)) {
+  if (postChannels.empty() && fs.exists(auth.cliCreds)) {
     auto held = transport::readCredsFile(fs, auth.cliCreds);
     if (held.isOk() && held->name == out.caller.dotForm() &&
         held->expiresAt > now + kCliRenewMarginSeconds && !held->inboxPrefix.empty()) {
@@ -135,6 +171,8 @@ Result<CliCredential> cliCredential(const MeshPaths& paths) {
   // The uid the person's commands use (the provision rail names it): peer_uid.h's.
   SHOAL_ASSIGN_OR_RETURN(scope.lifecycleUid, peerUid(paths, out.caller));
   SHOAL_ASSIGN_OR_RETURN(scope.connId, newConnId("cli"));
+  scope.readChannels = {">"};
+  scope.postChannels = postChannels;
   SHOAL_ASSIGN_OR_RETURN(auto rows, planes::agentGrants(scope));
   SHOAL_ASSIGN_OR_RETURN(planes::MintedUser minted,
                          authority.mint(out.caller.dotForm(), rows, kCliCredentialLifetime));

@@ -6,6 +6,8 @@
 //   <secrets>/<space>-manager.creds    the manager plane's credential (24 h, renewed at half)
 //   <secrets>/<space>-delivery.creds   the delivery plane's
 //   <secrets>/<space>-cli.creds        the person's own, for one-shot commands (15 min)
+//   <secrets>/<space>-daemon.creds     this machine's seat daemon's (24 h, renewed at half)
+//   <secrets>/<space>-seat-creds/      the seats' own, which the daemon asks the manager for
 //   <data>/resolver/                   the broker's account resolver (account JWTs; public)
 //
 // The mode is the space's, not a command's: a space whose authority exists runs in auth mode
@@ -15,7 +17,7 @@
 //
 // The person at the CLI is `<owner>.<login>`, the owner derived from the key in
 // `<secrets>/identity.seed` (user_identity.h); its credential holds the agent profile's grants
-// (planes/grants.h) with no channel grants yet.
+// (planes/grants.h), reading every channel and posting to those a command names.
 //
 // Thread safety: free functions over the file system; one caller at a time per space.
 #pragma once
@@ -23,6 +25,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "base/result.h"
 #include "planes/credential_authority.h"
@@ -41,6 +44,8 @@ struct AuthPaths {
   std::string managerCreds;
   std::string deliveryCreds;
   std::string cliCreds;
+  std::string daemonCreds;
+  std::string seatCredsDir;
 };
 AuthPaths authPathsOf(const MeshPaths& paths);
 
@@ -71,6 +76,19 @@ Result<int64_t> mintPlaneCredential(const planes::CredentialAuthority& authority
 Status pushAccountClaims(const planes::CredentialAuthority& authority, const MeshPaths& paths,
                          const std::string& url);
 
+// This machine's name as a daemon reports it: the host name made a routing token (lower case,
+// [a-z0-9_-], at most 64), `machine` when the host has none.
+std::string thisMachineName();
+
+// Mints the seat daemon's credential (the daemon profile for `owner` on `machine`, inbox
+// `_INBOX_<connId>`) into its file; returns the expiry. A renewal keeps the connId.
+Result<int64_t> mintDaemonCredential(const planes::CredentialAuthority& authority,
+                                     const MeshPaths& paths, const std::string& owner,
+                                     const std::string& machine, const std::string& connId,
+                                     std::chrono::seconds lifetime);
+// A fresh daemon connection id.
+Result<std::string> newDaemonConnId();
+
 struct CliCredential {
   std::string credsFile;
   std::string inboxPrefix;
@@ -79,8 +97,11 @@ struct CliCredential {
 };
 
 // The person's credential for one command: the file while it stays valid for a few more
-// minutes and is the same person's, else a fresh mint from the local authority.
-// kFailedPrecondition `no-authority` when this machine does not hold the space's authority.
-Result<CliCredential> cliCredential(const MeshPaths& paths);
+// minutes and is the same person's, else a fresh mint from the local authority. It reads every
+// channel (the person holds the space's keys) and posts to none, or, minted afresh for the
+// command, to exactly `postChannels`. kFailedPrecondition `no-authority` when this machine does
+// not hold the space's authority.
+Result<CliCredential> cliCredential(const MeshPaths& paths,
+                                    const std::vector<std::string>& postChannels = {});
 
 }  // namespace shoal::supervisor

@@ -14,8 +14,9 @@ std::string spaceFlag(const std::string& space) {
 }
 
 // The local mesh runs in auth mode: the person's own credential instead of a mesh secret.
-Status useAuthCredential(const MeshPaths& paths, BrokerTarget& target) {
-  SHOAL_ASSIGN_OR_RETURN(CliCredential credential, cliCredential(paths));
+Status useAuthCredential(const MeshPaths& paths, BrokerTarget& target,
+                         const std::vector<std::string>& postChannels) {
+  SHOAL_ASSIGN_OR_RETURN(CliCredential credential, cliCredential(paths, postChannels));
   target.mode = "auth";
   target.nkeySeedFile.clear();
   target.credentialsFile = credential.credsFile;
@@ -34,7 +35,8 @@ void BrokerTarget::applyTo(transport::ConnectOptions& options) const {
 }
 
 Result<BrokerTarget> resolveBrokerTarget(const MeshPaths& paths, const std::string& serverOverride,
-                                         const std::string& nkeyOverride) {
+                                         const std::string& nkeyOverride,
+                                         const std::vector<std::string>& postChannels) {
   BrokerTarget target;
   target.space = paths.space;
   target.caller = mesh::localOperator().principal;
@@ -49,7 +51,7 @@ Result<BrokerTarget> resolveBrokerTarget(const MeshPaths& paths, const std::stri
                           : target.localMesh    ? record->secretFile
                                                 : std::string();
     if (target.localMesh && nkeyOverride.empty() && record->mode == "auth") {
-      SHOAL_RETURN_IF_ERROR(useAuthCredential(paths, target));
+      SHOAL_RETURN_IF_ERROR(useAuthCredential(paths, target, postChannels));
     }
     return target;
   }
@@ -70,7 +72,7 @@ Result<BrokerTarget> resolveBrokerTarget(const MeshPaths& paths, const std::stri
   target.localMesh = true;
   target.nkeySeedFile = nkeyOverride.empty() ? record->secretFile : nkeyOverride;
   if (nkeyOverride.empty() && record->mode == "auth") {
-    SHOAL_RETURN_IF_ERROR(useAuthCredential(paths, target));
+    SHOAL_RETURN_IF_ERROR(useAuthCredential(paths, target, postChannels));
   }
   return target;
 }

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "base/result.h"
 #include "supervisor/mesh_paths.h"
@@ -40,8 +41,11 @@ struct BrokerTarget {
   void applyTo(transport::ConnectOptions& options) const;
 };
 
+// `postChannels`: in auth mode, the channels the person's credential must let it post to
+// (cliCredential).
 Result<BrokerTarget> resolveBrokerTarget(const MeshPaths& paths, const std::string& serverOverride,
-                                         const std::string& nkeyOverride = "");
+                                         const std::string& nkeyOverride = "",
+                                         const std::vector<std::string>& postChannels = {});
 
 // A connect failure, with the remedy that fits the target: an authorization refusal says which
 // credential was presented; an unreachable local mesh says `shoal status` / `shoal up`.

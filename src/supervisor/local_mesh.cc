@@ -22,6 +22,7 @@
 #include "supervisor/auth_mode.h"
 #include "supervisor/mesh_secret.h"
 #include "supervisor/restart_policy.h"
+#include "supervisor/user_identity.h"
 #include "transport/connection.h"
 #include "transport/local_broker.h"
 #include "wire/liveness.h"
@@ -277,9 +278,10 @@ class ServiceProcess {
   bool gaveUp_ = false;
 };
 
-// In auth mode, the planes' credentials: minted before each start of `shoal serve` and again
-// when half their lifetime has passed (the files are replaced in place; nats.c reads them at
-// every reconnect, and the broker closes a connection whose credential expires).
+// In auth mode, the planes' and the seat daemon's credentials: each minted before each start
+// of its process and all renewed when half their lifetime has passed (the files are replaced
+// in place; nats.c reads them at every reconnect, and the broker closes a connection whose
+// credential expires).
 class PlaneCredentials {
  public:
   PlaneCredentials(const planes::CredentialAuthority& authority, const MeshPaths& paths,
@@ -293,15 +295,36 @@ class PlaneCredentials {
     return renew();
   }
 
-  // The same inboxes, a new lifetime: the running planes pick the files up at their reconnect.
+  // Before each start of `shoal daemon run`: the daemon of this person on this machine.
+  Status mintDaemon(const std::string& owner, const std::string& machine) {
+    owner_ = owner;
+    machine_ = machine;
+    SHOAL_ASSIGN_OR_RETURN(daemonConnId_, newDaemonConnId());
+    return renew();
+  }
+
+  // The same inboxes, a new lifetime: the running processes pick the files up at their
+  // reconnect.
   Status renew() {
-    SHOAL_ASSIGN_OR_RETURN(
-        int64_t manager,
-        mintPlaneCredential(authority_, paths_, wire::Plane::kManager, managerConnId_, lifetime_));
-    SHOAL_ASSIGN_OR_RETURN(int64_t delivery,
-                           mintPlaneCredential(authority_, paths_, wire::Plane::kDelivery,
-                                               deliveryConnId_, lifetime_));
-    expiresAt_ = std::min(manager, delivery);
+    int64_t earliest = 0;
+    auto keep = [&earliest](int64_t at) { earliest = earliest == 0 ? at : std::min(earliest, at); };
+    if (!managerConnId_.empty()) {
+      SHOAL_ASSIGN_OR_RETURN(int64_t manager,
+                             mintPlaneCredential(authority_, paths_, wire::Plane::kManager,
+                                                 managerConnId_, lifetime_));
+      SHOAL_ASSIGN_OR_RETURN(int64_t delivery,
+                             mintPlaneCredential(authority_, paths_, wire::Plane::kDelivery,
+                                                 deliveryConnId_, lifetime_));
+      keep(manager);
+      keep(delivery);
+    }
+    if (!daemonConnId_.empty()) {
+      SHOAL_ASSIGN_OR_RETURN(
+          int64_t daemon,
+          mintDaemonCredential(authority_, paths_, owner_, machine_, daemonConnId_, lifetime_));
+      keep(daemon);
+    }
+    expiresAt_ = earliest;
     return Status::ok();
   }
 
@@ -311,9 +334,10 @@ class PlaneCredentials {
     if (expiresAt_ == 0 || now < expiresAt_ - half) return;
     Status st = renew();
     if (st.isOk()) {
-      log::info("mesh {}: renewed the planes' credentials", paths_.space);
+      log::info("mesh {}: renewed the planes' and the daemon's credentials", paths_.space);
     } else {
-      log::warn("mesh {}: renewing the planes' credentials: {}", paths_.space, st.toString());
+      log::warn("mesh {}: renewing the planes' and the daemon's credentials: {}", paths_.space,
+                st.toString());
     }
   }
 
@@ -321,16 +345,19 @@ class PlaneCredentials {
   const planes::CredentialAuthority& authority_;
   const MeshPaths& paths_;
   const std::chrono::seconds lifetime_;
-  std::string managerConnId_, deliveryConnId_;
+  std::string managerConnId_, deliveryConnId_, daemonConnId_;
+  std::string owner_, machine_;
   int64_t expiresAt_ = 0;
 };
 
-std::vector<std::string> planesArgs(const MeshPaths& paths, const MeshRecord& record) {
+std::vector<std::string> planesArgs(const MeshPaths& paths, const MeshRecord& record,
+                                    std::chrono::seconds credentialLifetime) {
   std::vector<std::string> args{"serve", "--space", paths.space, "--server", record.url};
   if (record.mode == "auth") {
     const AuthPaths auth = authPathsOf(paths);
-    args.insert(args.end(),
-                {"--manager-creds", auth.managerCreds, "--delivery-creds", auth.deliveryCreds});
+    args.insert(args.end(), {"--manager-creds", auth.managerCreds, "--delivery-creds",
+                             auth.deliveryCreds, "--authority", auth.authorityDir,
+                             "--seat-creds-ttl", std::to_string(credentialLifetime.count())});
   } else {
     args.insert(args.end(), {"--nkey", record.secretFile});
   }
@@ -349,15 +376,21 @@ Status superviseUntilStopped(const MeshPaths& paths, const UpOptions& options,
   if (options.withPlanes) {
     std::function<Status()> mint;
     if (planeCredentials != nullptr) mint = [planeCredentials] { return planeCredentials->mint(); };
-    planes.emplace("shoal serve", planesArgs(paths, record), paths.planesLog, paths.space,
-                   std::move(mint));
+    planes.emplace("shoal serve", planesArgs(paths, record, options.planeCredentialLifetime),
+                   paths.planesLog, paths.space, std::move(mint));
   }
   std::optional<ServiceProcess> daemon;
-  if (options.withDaemon && record.mode == "auth") {
-    log::warn(
-        "mesh {}: auth mode does not run the seat daemon yet (seats need credentials the "
-        "manager mints, which is still planned)",
-        paths.space);
+  if (options.withDaemon && record.mode == "auth" && planeCredentials != nullptr) {
+    auto identity = ensureUserIdentity(paths.secretsDir);
+    if (!identity.isOk()) return identity.status().withContext("the seat daemon's owner");
+    const std::string owner = identity->owner, machine = thisMachineName();
+    daemon.emplace(
+        "shoal daemon",
+        std::vector<std::string>{"daemon", "run", "--space", paths.space, "--server", record.url,
+                                 "--creds", authPathsOf(paths).daemonCreds, "--machine", machine},
+        paths.daemonLog, paths.space, [planeCredentials, owner, machine] {
+          return planeCredentials->mintDaemon(owner, machine);
+        });
   } else if (options.withDaemon) {
     daemon.emplace("shoal daemon",
                    std::vector<std::string>{"daemon", "run", "--space", paths.space, "--server",
@@ -609,8 +642,7 @@ Result<UpOutcome> startDetached(const MeshPaths& paths, const UpOptions& options
       child->release();  // it lives on in its own session
       if (options.withPlanes)
         outcome.managerBound = waitForManager(paths, *record, options.readyTimeout);
-      if (options.withDaemon && !auth)
-        outcome.daemonReady = waitForDaemon(paths, options.readyTimeout);
+      if (options.withDaemon) outcome.daemonReady = waitForDaemon(paths, options.readyTimeout);
       return outcome;
     }
     auto exited = child->poll();

@@ -11,6 +11,7 @@
 #include "mesh/operator_identity.h"
 #include "supervisor/auth_mode.h"
 #include "supervisor/local_mesh.h"
+#include "supervisor/peer_uid.h"
 #include "transport/connection.h"
 #include "wire/liveness.h"
 
@@ -20,11 +21,13 @@ namespace {
 namespace json = boost::json;
 
 // The delivery plane's job totals (empty when it does not answer).
-std::map<std::string, uint64_t> deliveryJobs(transport::Connection& conn, const std::string& space,
+std::map<std::string, uint64_t> deliveryJobs(transport::Connection& conn, const MeshPaths& paths,
                                              const wire::Principal& caller,
                                              std::chrono::milliseconds timeout) {
+  const std::string& space = paths.space;
   std::map<std::string, uint64_t> out;
-  auto uid = newLifecycleUid();
+  // The uid the person's commands use: in auth mode the only one its grants name.
+  auto uid = peerUid(paths, caller);
   if (!uid.isOk()) return out;
   auto data = mesh::requestDeliveryJobs(conn, space, caller, *uid, timeout);
   if (!data.isOk()) return out;
@@ -46,7 +49,8 @@ std::map<std::string, uint64_t> deliveryJobs(transport::Connection& conn, const 
 }
 
 BrokerStatus askBroker(const BrokerTarget& target, std::chrono::milliseconds timeout,
-                       const std::string& space, std::vector<PlaneStatus>* planes) {
+                       const MeshPaths& paths, std::vector<PlaneStatus>* planes) {
+  const std::string& space = paths.space;
   BrokerStatus out;
   out.url = target.url;
   transport::ConnectOptions options;
@@ -93,7 +97,7 @@ BrokerStatus askBroker(const BrokerTarget& target, std::chrono::milliseconds tim
       ps.detail = verdict.status().toString();
     }
     if (plane == "delivery" && ps.responder == "bound")
-      ps.jobs = deliveryJobs(**conn, space, caller, timeout);
+      ps.jobs = deliveryJobs(**conn, paths, caller, timeout);
     planes->push_back(std::move(ps));
   }
   return out;
@@ -109,7 +113,7 @@ Result<MeshStatus> inspectMesh(const MeshPaths& paths, const std::string& server
     SHOAL_ASSIGN_OR_RETURN(BrokerTarget target, resolveBrokerTarget(paths, serverUrl, nkeyFile));
     status.mode = target.localMesh ? target.mode : "external";
     status.secretFile = target.nkeySeedFile;
-    status.broker = askBroker(target, timeout, paths.space, &status.planes);
+    status.broker = askBroker(target, timeout, paths, &status.planes);
     return status;
   }
   auto record = readMeshRecord(FileSystem::posix(), paths.registryFile);
@@ -148,7 +152,7 @@ Result<MeshStatus> inspectMesh(const MeshPaths& paths, const std::string& server
     status.credentialExpiresAt = credential->expiresAt;
   }
   status.secretFile = target.nkeySeedFile;
-  status.broker = askBroker(target, timeout, paths.space, &status.planes);
+  status.broker = askBroker(target, timeout, paths, &status.planes);
   return status;
 }
 

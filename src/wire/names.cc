@@ -59,6 +59,8 @@ std::string_view bucketPrefix(Bucket bucket) {
       return "cotal_membership_";
     case Bucket::kManager:
       return "cotal_manager_";
+    case Bucket::kSeats:
+      return "shoal_seats_";
   }
   return "cotal_unknown_";
 }

@@ -34,7 +34,16 @@ Result<std::string> streamName(Stream stream, std::string_view space);
 // events: docs/architecture.md, Conventions).
 Result<std::vector<std::string>> streamSubjects(Stream stream, std::string_view space);
 
-enum class Bucket { kPresence, kChannels, kMembers, kAcl, kDelivery, kMembership, kManager };
+enum class Bucket {
+  kPresence,
+  kChannels,
+  kMembers,
+  kAcl,
+  kDelivery,
+  kMembership,
+  kManager,
+  kSeats,  // Shoal's own: the seat profiles the daemons run (shoal_seats_<space>)
+};
 
 // cotal_presence_<space>, ... (the KV API stream is `KV_` + this name).
 Result<std::string> bucketName(Bucket bucket, std::string_view space);

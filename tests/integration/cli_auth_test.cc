@@ -9,6 +9,7 @@
 #include <fstream>
 #include <optional>
 #include <regex>
+#include <set>
 
 #include <boost/json.hpp>
 #include <sys/stat.h>
@@ -16,11 +17,13 @@
 #include "base/clock.h"
 #include "base/file_system.h"
 #include "cli_fixture.h"
+#include "mesh/credential_rail.h"
 #include "mesh/liveness_probe.h"
 #include "planes/credential_authority.h"
 #include "planes/grants.h"
 #include "testing/nats_server.h"
 #include "transport/creds_file.h"
+#include "transport/nkey.h"
 
 namespace shoal {
 namespace {
@@ -170,6 +173,13 @@ class CliUpAuthTest : public CliTest {
       if (p.at("plane").as_string() == plane) return std::string(p.at("responder").as_string());
     }
     return "absent";
+  }
+
+  std::string ownerOfMe() {
+    json::value s = status();
+    if (!s.is_object()) return "no-status";
+    const std::string me(s.at("principal").as_string());
+    return me.substr(0, me.find('.'));
   }
 
   static mode_t modeOf(const std::string& path) {
@@ -330,6 +340,117 @@ TEST_F(CliUpAuthTest, AMintedCredentialWorksUntilRevokedAndStaysRevokedAcrossABr
       seconds(20)));
   auto afterCrash = transport::Connection::connect(options);
   EXPECT_FALSE(afterCrash.isOk()) << "a revoked credential was admitted after a broker restart";
+}
+
+// A seat in auth mode: the daemon runs under its own daemon credential, asks the manager for
+// the seat's, and the seat answers a DM with a surfaced receipt — no process holding more
+// than its profile grants, and every credential owner-only, outside the seat's cwd.
+TEST_F(CliUpAuthTest, ASeatRunsUnderTheCredentialTheManagerIssuedItsDaemon) {
+  ASSERT_EQ(shoal({"up", "--auth", "--port", port()}).code, 0);
+  json::value s = status();
+  ASSERT_TRUE(s.is_object());
+  const std::string me(s.at("principal").as_string());
+  const std::string owner = me.substr(0, me.find('.'));
+
+  CliRun added = shoal({"seat", "add", "Echo", "--channel", "general", "--json", "--", "/bin/cat"});
+  ASSERT_EQ(added.code, 0) << added.out << added.err;
+  const std::string seat = owner + ".echo";
+  EXPECT_NE(added.out.find(seat), std::string::npos) << "the default id is the person's own";
+  CliRun foreign =
+      shoal({"seat", "add", "Other", "--id", "local.other", "--json", "--", "/bin/cat"});
+  EXPECT_NE(foreign.code, 0);
+  EXPECT_NE(foreign.out.find("not-this-owner"), std::string::npos) << foreign.out << foreign.err;
+
+  CliRun waited =
+      shoal({"send", "dm", "Echo", "hello", "in", "auth", "--wait", "surfaced=20", "--json"});
+  ASSERT_EQ(waited.code, 0)
+      << waited.out << waited.err
+      << FileSystem::posix().readFile(logsDir() + "/itest-daemon.log").valueOr("");
+  EXPECT_TRUE(json::parse(waited.out).at("surfacedAt").is_int64()) << waited.out;
+
+  // A post from the person reaches the seat through the channel its credential was issued for.
+  CliRun posted = shoal({"send", "msg", "general", "hello", "channel", "--json"});
+  ASSERT_EQ(posted.code, 0) << posted.out << posted.err;
+  const std::string runtimeLog =
+      std::string(json::parse(added.out).at("profile").at("cwd").as_string()) +
+      "/.shoal/runtime.log";
+  EXPECT_TRUE(testing::eventually(
+      [&] {
+        return FileSystem::posix().readFile(runtimeLog).valueOr("").find("hello channel") !=
+               std::string::npos;
+      },
+      seconds(15)))
+      << FileSystem::posix().readFile(runtimeLog).valueOr("");
+
+  const std::string seatCreds = secretsDir() + "/itest-seat-creds";
+  EXPECT_EQ(modeOf(seatCreds), 0700u);
+  EXPECT_EQ(modeOf(seatCreds + "/" + seat + ".creds"), 0600u);
+  EXPECT_EQ(modeOf(secretsDir() + "/itest-daemon.creds"), 0600u);
+  const std::string cwd(json::parse(added.out).at("profile").at("cwd").as_string());
+  for (const auto& e : std::filesystem::recursive_directory_iterator(cwd))
+    EXPECT_NE(e.path().extension(), ".creds") << "a credential inside the seat's cwd: " << e.path();
+
+  // As the daemon's own credential, from a raw client: it cannot send application traffic,
+  // and the manager refuses it any principal of another owner.
+  auto daemonCreds =
+      transport::readCredsFile(FileSystem::posix(), secretsDir() + "/itest-daemon.creds");
+  ASSERT_TRUE(daemonCreds.isOk()) << daemonCreds.status().toString();
+  transport::ConnectOptions options;
+  options.servers = {std::string(s.at("broker").at("url").as_string())};
+  options.credentialsFile = daemonCreds->path;
+  options.inboxPrefix = daemonCreds->inboxPrefix;
+  options.allowReconnect = false;
+  auto conn = transport::Connection::connect(options);
+  ASSERT_TRUE(conn.isOk()) << conn.status().toString();
+  ASSERT_TRUE((*conn)->publish("cotal.itest.inst." + seat + "." + me, "forged").isOk());
+  ASSERT_TRUE((*conn)->flush(seconds(5)).isOk());
+  EXPECT_TRUE(
+      testing::eventually([&] { return (*conn)->stats().permissionViolations > 0; }, seconds(2)))
+      << "the daemon credential published a DM";
+  ASSERT_EQ(daemonCreds->name.rfind("itest-daemon-", 0), 0u) << daemonCreds->name;
+  const std::string machine = daemonCreds->name.substr(std::string("itest-daemon-").size());
+  mesh::IssueRequest request;
+  request.principal = wire::Principal{kOwner, "mallory"};
+  request.lifecycleUid = "abcdefghijklmnopqrstuvwxyz";
+  request.connId = "ibxmallory00000000";
+  request.userKey = transport::generateNKey(transport::NKeyRole::kUser)->publicKey;
+  auto stolen = mesh::requestSeatCredential(**conn, "itest", owner, machine, request, seconds(5));
+  ASSERT_FALSE(stolen.isOk());
+  EXPECT_EQ(stolen.status().reason(), "not-this-owner") << stolen.status().toString();
+
+  // As the seat's credential: it can never write a seat profile (code a daemon would run).
+  auto seatInfo = transport::readCredsFile(FileSystem::posix(), seatCreds + "/" + seat + ".creds");
+  ASSERT_TRUE(seatInfo.isOk()) << seatInfo.status().toString();
+  options.credentialsFile = seatInfo->path;
+  options.inboxPrefix = seatInfo->inboxPrefix;
+  auto asSeat = transport::Connection::connect(options);
+  ASSERT_TRUE(asSeat.isOk()) << asSeat.status().toString();
+  ASSERT_TRUE((*asSeat)->publish("$KV.shoal_seats_itest." + owner + ".evil", "{}").isOk());
+  ASSERT_TRUE((*asSeat)->flush(seconds(5)).isOk());
+  EXPECT_TRUE(
+      testing::eventually([&] { return (*asSeat)->stats().permissionViolations > 0; }, seconds(2)))
+      << "a seat's credential wrote a seat profile";
+}
+
+TEST_F(CliUpAuthTest, ASeatOutlivesItsCredential) {
+  // 10 s credentials for the daemon and the seat, renewed at 5 s: the seat still answers after
+  // the first one it connected with has expired.
+  ASSERT_EQ(shoal({"up", "--auth", "--plane-creds-ttl", "10", "--port", port()}).code, 0);
+  ASSERT_EQ(shoal({"seat", "add", "Echo", "--", "/bin/cat"}).code, 0);
+  const std::string daemonLog = logsDir() + "/itest-daemon.log";
+  const std::string file = secretsDir() + "/itest-seat-creds/" + ownerOfMe() + ".echo.creds";
+  std::set<std::string> issued;
+  ASSERT_TRUE(testing::eventually(
+      [&] {
+        if (auto text = FileSystem::posix().readFile(file); text.isOk()) issued.insert(*text);
+        return issued.size() >= 4;  // the first and three renewals: past two expiries
+      },
+      seconds(40)))
+      << issued.size() << " credentials seen\n"
+      << FileSystem::posix().readFile(daemonLog).valueOr("");
+  CliRun waited = shoal({"send", "dm", "Echo", "still", "there", "--wait", "surfaced=20"});
+  EXPECT_EQ(waited.code, 0) << waited.out << waited.err
+                            << FileSystem::posix().readFile(daemonLog).valueOr("");
 }
 
 }  // namespace

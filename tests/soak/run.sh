@@ -526,6 +526,15 @@ jq -n -c \
              seatReads: ([$postIds[] as $p | $seats[] as $s | ($readBy[$p][$s] // 0)] as $c
                | {once: ($c | map(select(. == 1)) | length), twice: ($c | map(select(. > 1)) | length),
                   never: ($c | map(select(. == 0)) | length)}),
+             # a copy never read is either failed loudly (the seat receipt names the reason)
+             # or unexplained; the journal says where an unexplained one stopped
+             neverRead: ([$postIds[] as $p | $seats[] as $s | select(($readBy[$p][$s] // 0) == 0)
+               | {id: $p, seat: $s, failed: $rcpt[$p + " " + $s].failed,
+                  surfaced: $rcpt[$p + " " + $s].surfaced,
+                  journal: ($jr[$p + " " + $s] | if . then {state, outcome, reason, phase} else null end)}]
+               | {failedLoudly: map(select(.failed and (.surfaced | not))) | length,
+                  unexplained: map(select((.failed and (.surfaced | not)) | not)) | length,
+                  examples: map(select((.failed and (.surfaced | not)) | not)) | .[0:5]}),
              failedReceipts: ([$rc[] | select(.data.failedAt != null and (.data.id as $i | $postIds | index($i)))]
                | {total: length, byReason: tally(.data.reason | token)}),
              surfacedThenFailed: ([$postIds[] as $p | $seats[] as $s | $rcpt[$p + " " + $s]
@@ -561,7 +570,7 @@ printf '  %-34s %s\n' \
   "read but failed (allowed)" "$(q '.readButFailed.total')  $(q '.readButFailed.byReason | to_entries | map("\(.key) \(.value)") | join(", ") | if . == "" then "" else "(" + . + ")" end')" \
   "no outcome, no reason    (must be 0)" "$(q .noOutcome)" \
   "waiting sender (--wait surfaced=20)" "$(q '.waitingSender | "\(.sent) sent: told surfaced \(.toldSurfaced), failed \(.toldFailed), timed out \(.timedOut); told surfaced without a stored surfaced receipt \(.toldSurfacedButNoSurfacedReceipt)"')" \
-  "channel posts" "$(q '.posts | "\(.posted) posted to #'"$CHANNEL"'; per seat: read once \(.seatReads.once), twice \(.seatReads.twice), never \(.seatReads.never); \(.heldPullOnly) held pull-only at the end; \(.failedReceipts.total) failed receipt(s)\(.failedReceipts.byReason | to_entries | map(" \(.key) \(.value)") | join(","))\(if .surfacedThenFailed > 0 then ", \(.surfacedThenFailed) of them after a surfaced one" else "" end)"')" \
+  "channel posts" "$(q '.posts | "\(.posted) posted to #'"$CHANNEL"'; per seat: read once \(.seatReads.once), twice \(.seatReads.twice), never \(.seatReads.never) (\(.neverRead.failedLoudly) failed with a named reason, \(.neverRead.unexplained) unexplained); \(.heldPullOnly) held pull-only at the end; \(.failedReceipts.total) failed receipt(s)\(.failedReceipts.byReason | to_entries | map(" \(.key) \(.value)") | join(","))\(if .surfacedThenFailed > 0 then ", \(.surfacedThenFailed) of them after a surfaced one" else "" end)"')" \
   "faults injected" "$(q '.faults.total')  $(q '.faults.byKind | to_entries | map("\(.key) \(.value)") | join(", ") | if . == "" then "" else "(" + . + ")" end'); $(q .faults.userActions) needed a user action, $(q .faults.unrecovered) unrecovered"
 if [[ $(q .ok) != true ]]; then
   echo
