@@ -52,6 +52,7 @@ struct SeatArgs {
   std::string role;
   std::vector<std::string> channels;
   std::vector<std::string> env;
+  std::string machine;  // add: where it runs (default: this machine); move: where it goes
   int64_t revision = 0;
   double waitSeconds = 600;
   bool noWait = false;
@@ -102,6 +103,9 @@ std::string describeSeat(const json::object& snapshot) {
       list += (list.empty() ? "#" : " #") + std::string(c.as_string());
     line += " · " + list;
   }
+  if (const auto* machine = p.if_contains("machine")) {
+    line += " · on " + std::string(machine->as_string());
+  }
   line += fmt::format(" · rev {}", snapshot.at("revision").as_int64());
   return line;
 }
@@ -122,8 +126,7 @@ Status applyAuthMode(const DaemonArgs& args, const supervisor::MeshPaths& paths,
   SHOAL_ASSIGN_OR_RETURN(supervisor::UserIdentity me,
                          supervisor::ensureUserIdentity(paths.secretsDir));
   options.identity.owner = me.owner;
-  options.identity.machine = args.machine.empty() ? supervisor::thisMachineName() : args.machine;
-  SHOAL_RETURN_IF_ERROR(mesh::validateMachineName(options.identity.machine));
+  options.identity.machine = options.machine;
   options.seatCredsDir = auth.seatCredsDir;
   return Status::ok();
 }
@@ -140,6 +143,10 @@ int runDaemon(const DaemonArgs& args) {
   auto paths = supervisor::MeshPaths::resolve(target->space);
   if (!paths.isOk()) return printFailure(what, paths.status());
   options.profileKeyFile = paths->profileKeyFile;
+  options.machine = args.machine.empty() ? supervisor::thisMachineName() : args.machine;
+  if (Status st = mesh::validateMachineName(options.machine); !st.isOk()) {
+    return printFailure(what, st);
+  }
   if (target->mode == "auth" || !args.creds.empty()) {
     if (Status st = applyAuthMode(args, *paths, options); !st.isOk()) {
       return printFailure(what, st);
@@ -233,6 +240,7 @@ int runSeatAdd(const SeatArgs& args) {
   if (createCwd) profile["createCwd"] = true;
   if (args.ack) profile["ack"] = true;
   if (!args.role.empty()) profile["role"] = args.role;
+  if (!args.machine.empty()) profile["machine"] = args.machine;
   json::array channels;
   for (const auto& c : args.channels)
     channels.push_back(json::value(c));
@@ -469,6 +477,23 @@ int runSeatTrust(const SeatArgs& args) {
   return 0;
 }
 
+// seat move: the seat runs on another machine from now on; its journal stays here.
+int runSeatMove(const SeatArgs& args) {
+  const std::string what = "shoal seat move";
+  auto moved = ask(args.target, "seat.move",
+                   {{"id", seatId(args.name, seatOwnerOf(args.target))}, {"machine", args.machine}},
+                   kSeatOpTimeout);
+  if (!moved.isOk()) return printFailure(what, moved.status());
+  if (jsonOutput()) {
+    printResult(*moved);
+    return 0;
+  }
+  printOk("moved " + describeSeat(moved->as_object()));
+  std::string note(moved->at("note").as_string());
+  if (!note.empty()) printDetail(note);
+  return 0;
+}
+
 }  // namespace
 
 void registerDaemonCommands(CLI::App& app, CommandResult& result) {
@@ -480,7 +505,7 @@ void registerDaemonCommands(CLI::App& app, CommandResult& result) {
   run->add_option("--creds", dargs->creds,
                   "auth mode: the daemon's .creds (default: the one `shoal up --auth` mints)");
   run->add_option("--machine", dargs->machine,
-                  "auth mode: the machine name it reports (default: this host's name)");
+                  "the machine it runs seats for (default: this host's name)");
   run->callback([dargs, &result] { result.exitCode = runDaemon(*dargs); });
   auto sargs = std::make_shared<DaemonArgs>();
   CLI::App* status = daemon->add_subcommand("status", "is the daemon running, and with what");
@@ -504,6 +529,8 @@ void registerDaemonCommands(CLI::App& app, CommandResult& result) {
               "exec: surface a message only when the program writes `ack <id>` to $SHOAL_ACK_FD "
               "(see shoal-ack)");
   a->add_option("--role", add->role, "take anycast work for this role");
+  a->add_option("--machine", add->machine,
+                "the machine whose daemon runs it (default: the daemon's own)");
   a->add_option("--channel", add->channels, "join this channel at start (repeatable)");
   a->add_option("--env", add->env, "pass this environment variable through (repeatable)");
   addMeshTargetOptions(a, add->target, "the daemon's reply");
@@ -573,6 +600,15 @@ void registerDaemonCommands(CLI::App& app, CommandResult& result) {
   addMeshTargetOptions(r, rm->target, "the daemon's reply");
   r->add_flag("--json", rm->json, "machine-readable output");
   r->callback([rm, &result] { result.exitCode = runSeatRm(*rm); });
+
+  auto move = std::make_shared<SeatArgs>();
+  CLI::App* mv = seat->add_subcommand(
+      "move", "run a seat on another machine from now on (it starts fresh there)");
+  mv->add_option("seat", move->name, "its id or name")->required();
+  mv->add_option("--to", move->machine, "the machine whose daemon runs it")->required();
+  addMeshTargetOptions(mv, move->target, "the daemon's reply");
+  mv->add_flag("--json", move->json, "machine-readable output");
+  mv->callback([move, &result] { result.exitCode = runSeatMove(*move); });
 
   auto trust = std::make_shared<SeatArgs>();
   CLI::App* t = seat->add_subcommand(

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -22,6 +23,7 @@
 #include "cli/output.h"
 #include "cli/peer_state.h"
 #include "cli/signal_wait.h"
+#include "supervisor/auth_mode.h"
 #include "supervisor/mesh_paths.h"
 #include "wire/token.h"
 
@@ -33,7 +35,7 @@ namespace json = boost::json;
 struct JoinArgs {
   MeshTargetArgs target;
   std::string name;
-  std::string id;  // owner.actor; default local.<name>
+  std::string id;  // owner.actor; default local.<name> (auth mode: <your owner>.<name>)
   std::string role;
   std::vector<std::string> channels;
   bool replay = false;
@@ -239,21 +241,37 @@ int runJoin(const JoinArgs& args) {
     if (!parsed.isOk()) return printFailure(what, parsed.status());
     principal = *parsed;
   } else {
-    principal = wire::Principal{"local", args.name};
+    principal = wire::Principal{target->mode == "auth" ? target->caller.owner : "local", args.name};
     Status valid = wire::validatePrincipal(principal);
     if (!valid.isOk()) {
       return printFailure(what, valid.withContext("--name " + args.name +
                                                   " is not an actor token; pass --id "
-                                                  "local.<token> and keep --name for display"));
+                                                  "<owner>.<token> and keep --name for display"));
     }
   }
   auto lifecycle = lifecycleFor(target->space, principal);
   if (!lifecycle.isOk()) return printFailure(what, lifecycle.status());
+  // Auth mode: the peer connects under a credential of its own principal and channels.
+  std::optional<supervisor::CliCredential> credential;
+  if (target->mode == "auth") {
+    auto paths = supervisor::MeshPaths::resolve(target->space);
+    auto minted =
+        paths.isOk() ? supervisor::peerCredential(
+                           *paths, principal, lifecycle->uid, args.channels,
+                           args.role.empty() ? std::nullopt : std::optional<std::string>(args.role))
+                     : Result<supervisor::CliCredential>(paths.status());
+    if (!minted.isOk()) return printFailure(what, minted.status());
+    credential = std::move(minted).value();
+  }
 
   auto console = std::make_shared<Console>();
   mesh::EndpointOptions options;
   options.servers = {target->url};
   options.nkeySeedFile = target->nkeySeedFile;
+  if (credential) {
+    options.credentialsFile = credential->credsFile;
+    options.inboxPrefix = credential->inboxPrefix;
+  }
   options.space = target->space;
   options.principal = principal;
   options.displayName = args.name;
@@ -364,7 +382,9 @@ void registerJoinCommands(CLI::App& app, CommandResult& result) {
       "join", "join the space as an interactive peer (presence, DMs, channels, role work)");
   cmd->add_option("--name", args->name, "your display name (also the actor token by default)")
       ->required();
-  cmd->add_option("--id", args->id, "your principal id owner.actor (default: local.<name>)");
+  cmd->add_option(
+      "--id", args->id,
+      "your principal id owner.actor (default: local.<name>; auth mode: <your owner>.<name>)");
   cmd->add_option("--role", args->role, "take anycast work addressed to this role");
   cmd->add_option("--channel", args->channels, "join this channel at start (repeatable)");
   cmd->add_flag("--replay", args->replay,

@@ -109,6 +109,19 @@ constexpr std::array kRefusals = {
     Refusal{"seat-not-running", "the seat has no running runtime for this operation",
             "`shoal seat start NAME`, then retry"},
     Refusal{"seat-busy", "the seat's runtime is in a turn", "retry once it is idle (`shoal ps`)"},
+    Refusal{"seat-elsewhere", "the seat runs on another machine, whose daemon holds its journal",
+            "run the command on that machine (`shoal seat show` names it)"},
+    Refusal{"seat-has-messages",
+            "`shoal seat move` found messages the seat still owns here (queued, inflight or "
+            "awaiting their final hop)",
+            "wait until `shoal ps` shows none for the seat, then move it"},
+    Refusal{"bad-machine-name", "a machine name is 1-64 of [A-Za-z0-9_-]",
+            "name the machine as its daemon reports it (`shoal daemon status`)"},
+    Refusal{"machine-in-use",
+            "another seat daemon (another home or host) already answers to this machine name in "
+            "the space: two would run the same seats twice",
+            "stop that daemon (the message names its host and pid), or start this one with its own "
+            "`--machine NAME`"},
     Refusal{"runtime-missing", "the seat's runtime program is not installed or not on PATH",
             "install it (the message names how), or give its path after `--`"},
     Refusal{"missing-command", "an exec seat needs the program to run",

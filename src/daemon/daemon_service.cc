@@ -2,6 +2,7 @@
 
 #include <csignal>
 #include <cstdlib>
+#include <set>
 
 #include <boost/json.hpp>
 #include <fmt/format.h>
@@ -13,6 +14,7 @@
 #include "base/log.h"
 #include "daemon/runtime_driver.h"
 #include "daemon/seat_history.h"
+#include "mesh/credential_rail.h"
 #include "transport/creds_file.h"
 
 namespace shoal::daemon {
@@ -87,6 +89,10 @@ Result<std::unique_ptr<DaemonService>> DaemonService::start(DaemonOptions option
   SHOAL_ASSIGN_OR_RETURN(auto js, transport::JetStream::create(*d->conn_));
   d->js_.emplace(std::move(js));
   SHOAL_ASSIGN_OR_RETURN(ProfileSealer sealer, ProfileSealer::open(d->options_.profileKeyFile));
+  if (!d->options_.machine.empty()) {
+    SHOAL_ASSIGN_OR_RETURN(d->claim_, MachineClaim::claim(*d->js_, d->options_.space,
+                                                          d->options_.machine, sealer.keyId()));
+  }
   SHOAL_ASSIGN_OR_RETURN(auto store,
                          ProfileStore::open(*d->js_, d->options_.space, std::move(sealer)));
   d->store_.emplace(std::move(store));
@@ -112,6 +118,7 @@ DaemonService::~DaemonService() {
   server_.reset();  // no request runs after this
   seats_.clear();   // each seat leaves the mesh and stops its runtime
   seatCreds_.reset();
+  claim_.reset();  // the machine's name is free for its next daemon
 }
 
 bool DaemonService::shutdown(std::chrono::milliseconds deadline) {
@@ -140,6 +147,8 @@ namespace {
 
 constexpr std::chrono::milliseconds kFirstRetry{500};
 constexpr std::chrono::milliseconds kMaxRetry{30'000};
+// How often the profiles are read again for changes made through other daemons.
+constexpr std::chrono::milliseconds kRescanInterval{2'000};
 
 // A failure that goes away by itself: the broker or the manager not there yet.
 bool transientOpenFailure(const Status& s) {
@@ -189,6 +198,16 @@ std::string DaemonService::openSeat(const ProfileSnapshot& snapshot) {
   const SeatProfile& profile = snapshot.profile;
   const std::string id = profile.principal.dotForm();
   if (!options_.runSeats) return notes_[id] = "this daemon runs no seats (registry only)";
+  seenRevision_[id] = snapshot.revision;
+  if (claimLost_) {
+    return notes_[id] = "this daemon lost its claim on machine " + options_.machine +
+                        " and runs no seats (restart it: `shoal daemon status`)";
+  }
+  if (runsElsewhere(profile)) {
+    retries_.erase(id);
+    seats_.erase(id);
+    return notes_[id] = "runs on machine " + profile.machine + " (elsewhere)";
+  }
   if (Status refused = sealRefusal(snapshot.seal, profile.name); !refused.isOk()) {
     log::warn("daemon: seat {} not run: {}", id, refused.toString());
     retries_.erase(id);
@@ -283,8 +302,51 @@ void DaemonService::healPoisonedSeats() {
   }
 }
 
+bool DaemonService::runsElsewhere(const SeatProfile& profile) const {
+  return !profile.machine.empty() && !options_.machine.empty() &&
+         profile.machine != options_.machine;
+}
+
+void DaemonService::rescanProfiles() {
+  const auto now = std::chrono::steady_clock::now();
+  if (now < nextRescan_ || !options_.runSeats) return;
+  nextRescan_ = now + kRescanInterval;
+  auto profiles = store_->list();
+  if (!profiles.isOk()) return;  // the broker is away: the next tick tries again
+  std::set<std::string> present;
+  for (const auto& snapshot : *profiles) {
+    const std::string id = snapshot.profile.principal.dotForm();
+    present.insert(id);
+    auto seen = seenRevision_.find(id);
+    if (seen != seenRevision_.end() && seen->second == snapshot.revision) continue;
+    log::info("daemon: seat {} changed elsewhere (revision {})", id, snapshot.revision);
+    (void)openSeat(snapshot);
+  }
+  for (auto it = seats_.begin(); it != seats_.end();) {
+    if (present.count(it->first) != 0) {
+      ++it;
+      continue;
+    }
+    log::info("daemon: seat {} was removed elsewhere; closing it", it->first);
+    notes_.erase(it->first);
+    seenRevision_.erase(it->first);
+    it = seats_.erase(it);
+  }
+}
+
 void DaemonService::retryOpens() {
+  if (claim_ != nullptr && !claimLost_) {
+    Status held = claim_->renewIfDue();
+    if (held.code() == StatusCode::kAborted) {
+      // Another daemon now answers to this machine's name: running on would run every seat
+      // twice. Every seat here stops; the note and the log say why.
+      log::error("daemon: {}; stopping every seat", held.toString());
+      claimLost_ = true;
+      seats_.clear();
+    }
+  }
   healPoisonedSeats();
+  rescanProfiles();
   if (seatCreds_ != nullptr) (void)seatCreds_->renewDue();
   const auto now = std::chrono::steady_clock::now();
   std::vector<std::string> due;
@@ -307,6 +369,53 @@ void DaemonService::retryOpens() {
     }
     (void)openSeat(*snapshot);
   }
+}
+
+Result<std::string> DaemonService::moveSeat(const wire::Principal& id, const std::string& machine) {
+  SHOAL_RETURN_IF_ERROR(mesh::validateMachineName(machine));
+  SHOAL_ASSIGN_OR_RETURN(ProfileSnapshot s, store_->get(id));
+  const std::string key = id.dotForm();
+  if (runsElsewhere(s.profile)) {
+    return failedPrecondition("seat-elsewhere", "seat " + key + " runs on machine " +
+                                                    s.profile.machine +
+                                                    ": move it with that machine's daemon, "
+                                                    "where its journal is");
+  }
+  SHOAL_RETURN_IF_ERROR(sealRefusal(s.seal, s.profile.name));
+  if (auto it = seats_.find(key); it != seats_.end()) {
+    const SeatSnapshot snap = it->second->snapshot();
+    const size_t live = snap.queued + snap.inflight + snap.inboxLeases;
+    if (live > 0) {
+      return failedPrecondition(
+          "seat-has-messages", fmt::format("seat {} still owns {} message(s) not yet settled here; "
+                                           "wait until `shoal ps` shows none, then move it",
+                                           key, live));
+    }
+  }
+  if (s.profile.machine != machine) {
+    SeatProfile moved = s.profile;
+    moved.machine = machine;
+    // Sealed with this daemon's key it would be foreign there: it goes unsealed, for the
+    // owner there to vouch for.
+    SHOAL_ASSIGN_OR_RETURN(s, machine == options_.machine ? store_->update(moved, s.revision)
+                                                          : store_->handOver(moved, s.revision));
+    log::info("daemon: seat {} moved to machine {} at revision {}", key, machine, s.revision);
+  }
+  seenRevision_[key] = s.revision;
+  std::string note;
+  if (machine == options_.machine) {
+    note = openSeat(s);
+  } else {
+    seats_.erase(key);
+    retries_.erase(key);
+    note = notes_[key] = "moved to machine " + machine +
+                         ": its daemon starts it fresh there once it trusts the profile "
+                         "(`shoal seat trust` on " +
+                         machine + "); the journal stays here";
+  }
+  json::object out = json::parse(snapshotJson(s)).as_object();
+  out["note"] = note;
+  return json::serialize(out);
 }
 
 Status DaemonService::checkSeatCredentialsOwner(const SeatProfile& profile) const {
@@ -434,6 +543,7 @@ Result<std::string> DaemonService::handle(const ControlRequest& request) {
     json::object o{{"space", options_.space},
                    {"pid", static_cast<int64_t>(::getpid())},
                    {"url", options_.url},
+                   {"machine", options_.machine},
                    {"seats", json::parse(seatsJson())}};
     return json::serialize(o);
   }
@@ -452,6 +562,7 @@ Result<std::string> DaemonService::handle(const ControlRequest& request) {
     }
     SHOAL_ASSIGN_OR_RETURN(SeatProfile profile, decodeSeatProfile(json::serialize(args)));
     SHOAL_RETURN_IF_ERROR(checkSeatCredentialsOwner(profile));
+    if (profile.machine.empty()) profile.machine = options_.machine;
     // A seat that could never start is refused now, not parked later.
     const char* path = std::getenv("PATH");
     SHOAL_RETURN_IF_ERROR(checkRuntimeProgram(profile, path != nullptr ? path : ""));
@@ -482,6 +593,15 @@ Result<std::string> DaemonService::handle(const ControlRequest& request) {
     json::object out = json::parse(snapshotJson(s)).as_object();
     out["seat"] = json::parse(seatJson(s.profile));
     return json::serialize(out);
+  }
+  if (request.op == "seat.move") {
+    SHOAL_RETURN_IF_ERROR(onlyKeys(args, {"id", "machine"}, request.op));
+    SHOAL_ASSIGN_OR_RETURN(wire::Principal id, idArg(args));
+    const json::value* machine = args.if_contains("machine");
+    if (machine == nullptr || !machine->is_string()) {
+      return invalidArgument("missing-machine", "name the machine to move the seat to");
+    }
+    return moveSeat(id, std::string(machine->as_string()));
   }
   if (request.op == "seat.trust") {
     SHOAL_RETURN_IF_ERROR(onlyKeys(args, {"id"}, request.op));
@@ -523,6 +643,7 @@ Result<std::string> DaemonService::handle(const ControlRequest& request) {
     retries_.erase(id.dotForm());
     SHOAL_RETURN_IF_ERROR(store_->remove(id, revision));
     if (seatCreds_ != nullptr) seatCreds_->forget(id);
+    seenRevision_.erase(id.dotForm());
     log::info("daemon: removed seat {} (was at revision {})", id.dotForm(), revision);
     return json::serialize(json::object{{"removed", id.dotForm()}, {"revision", revision}});
   }
@@ -578,9 +699,10 @@ Result<std::string> DaemonService::handle(const ControlRequest& request) {
     return json::serialize(json::object{{"id", id.dotForm()}, {"config", config}});
   }
   return invalidArgument(
-      "unknown-op", "the daemon has no op `" + request.op +
-                        "` (status, seat.add, seat.list, seat.show, seat.start, seat.sleep, "
-                        "seat.stop, seat.rm, seat.trust, seat.compact, seat.interrupt, seat.mcp)");
+      "unknown-op",
+      "the daemon has no op `" + request.op +
+          "` (status, seat.add, seat.list, seat.show, seat.start, seat.sleep, "
+          "seat.stop, seat.rm, seat.move, seat.trust, seat.compact, seat.interrupt, seat.mcp)");
 }
 
 }  // namespace shoal::daemon

@@ -58,6 +58,7 @@
 
 #include "base/result.h"
 #include "daemon/control_socket.h"
+#include "daemon/machine_claim.h"
 #include "daemon/profile_store.h"
 #include "daemon/seat.h"
 #include "daemon/seat_credentials.h"
@@ -74,6 +75,9 @@ struct DaemonOptions {
   // The seat-profile sealing key (owner-only; made on first use). Required.
   std::string profileKeyFile;
   bool runSeats = true;  // false: registry only
+  // The machine this daemon runs seats for (seat profiles name theirs): it opens only its own
+  // and lists the others as elsewhere. Empty: every profile (tests of one daemon).
+  std::string machine;
   // Auth mode: the daemon's own `.creds` (its daemon profile: the seat bucket and the
   // credential rail, no application traffic), the owner and machine it runs seats for, and
   // the owner-only directory its seats' credentials are written to (seat_credentials.h).
@@ -113,8 +117,14 @@ class DaemonService {
   // A new seat's cwd: an existing directory (or made now when `create`), and no other seat's —
   // two seats in one cwd would share one journal file (`bad-cwd`, `cwd-in-use`).
   Status checkSeatCwd(const SeatProfile& profile, bool create);
-  // The control thread's tick: opens again the seats whose retry is due.
+  // The control thread's tick: opens again the seats whose retry is due, and every 2 s reads
+  // the profiles again, so a seat added, moved or removed through another machine's daemon
+  // is opened or closed here.
   void retryOpens();
+  void rescanProfiles();
+  // Whether `profile` runs on another machine than this daemon's.
+  bool runsElsewhere(const SeatProfile& profile) const;
+  Result<std::string> moveSeat(const wire::Principal& id, const std::string& machine);
   // Seats whose journal is poisoned are closed and opened again (backoff 0.5 s doubling to
   // 30 s) until the journal can be written: a healed disk heals the seat.
   void healPoisonedSeats();
@@ -130,10 +140,14 @@ class DaemonService {
     std::chrono::steady_clock::time_point nextAt;
     Status last;
   };
-  std::map<std::string, PendingOpen> heals_;    // by id: seats with a poisoned journal
-  std::map<std::string, PendingOpen> retries_;  // by id: transient open failures; control thread
+  std::map<std::string, PendingOpen> heals_;      // by id: seats with a poisoned journal
+  std::map<std::string, PendingOpen> retries_;    // by id: transient open failures; control thread
+  std::map<std::string, uint64_t> seenRevision_;  // by id: the profile revision acted on
+  std::chrono::steady_clock::time_point nextRescan_{};
   std::unique_ptr<transport::Connection> conn_;
   std::unique_ptr<SeatCredentials> seatCreds_;  // auth mode only
+  std::unique_ptr<MachineClaim> claim_;         // when options_.machine is set
+  bool claimLost_ = false;
   std::optional<transport::JetStream> js_;
   std::optional<ProfileStore> store_;
   std::unique_ptr<ControlServer> server_;

@@ -132,6 +132,18 @@ Result<ProfileSnapshot> ProfileStore::update(const SeatProfile& profile,
   return snapshotOf(bytes, *rev, key);
 }
 
+Result<ProfileSnapshot> ProfileStore::handOver(const SeatProfile& profile,
+                                               uint64_t expectedRevision) {
+  SHOAL_ASSIGN_OR_RETURN(std::string bytes, encodeSeatProfile(profile));
+  const std::string key = keyOf(profile.principal);
+  if (expectedRevision == 0) {
+    return invalidArgument("no-revision", "a hand-over names the revision it was read at");
+  }
+  auto rev = kv_.update(key, bytes, expectedRevision);
+  if (!rev.isOk()) return mapWriteError(rev.status(), key, expectedRevision);
+  return snapshotOf(bytes, *rev, key);
+}
+
 Status ProfileStore::remove(const wire::Principal& seat, uint64_t expectedRevision) {
   const std::string key = keyOf(seat);
   if (expectedRevision == 0) {

@@ -55,6 +55,9 @@ class ProfileStore {
   Result<ProfileSnapshot> create(const SeatProfile& profile);
   Result<ProfileSnapshot> update(const SeatProfile& profile, uint64_t expectedRevision);
   Status remove(const wire::Principal& seat, uint64_t expectedRevision);
+  // Writes `profile` without a seal (compare-and-set like update): a seat handed to another
+  // machine, whose daemon runs it only once its owner there vouches (`shoal seat trust`).
+  Result<ProfileSnapshot> handOver(const SeatProfile& profile, uint64_t expectedRevision);
   Result<ProfileSnapshot> get(const wire::Principal& seat);
   // Every seat, sorted by id.
   Result<std::vector<ProfileSnapshot>> list();

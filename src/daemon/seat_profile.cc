@@ -2,6 +2,7 @@
 
 #include <boost/json.hpp>
 
+#include "mesh/credential_rail.h"
 #include "wire/channel.h"
 #include "wire/token.h"
 
@@ -149,6 +150,7 @@ Status validateSeatProfile(const SeatProfile& p) {
                            "only an exec seat acknowledges on $SHOAL_ACK_FD: the other runtimes "
                            "acknowledge in their own protocol");
   }
+  if (!p.machine.empty()) SHOAL_RETURN_IF_ERROR(mesh::validateMachineName(p.machine));
   return wire::validateLifecycleUid(p.lifecycleUid);
 }
 
@@ -166,6 +168,7 @@ Result<std::string> encodeSeatProfile(const SeatProfile& p) {
   o["lifecycleUid"] = p.lifecycleUid;
   o["state"] = std::string(desiredStateName(p.state));
   if (p.acks) o["ack"] = true;
+  if (!p.machine.empty()) o["machine"] = p.machine;
   return json::serialize(o);
 }
 
@@ -210,6 +213,8 @@ Result<SeatProfile> decodeSeatProfile(std::string_view text) {
       auto parsed = parseDesiredState(state);
       if (!parsed) return badProfile("state is running, sleeping or stopped");
       p.state = *parsed;
+    } else if (key == "machine") {
+      SHOAL_ASSIGN_OR_RETURN(p.machine, stringField(value, key));
     } else if (key == "ack") {
       if (!value.is_bool()) return badProfile("ack is true or false");
       p.acks = value.as_bool();

@@ -15,6 +15,8 @@
 //    "state":"running",              what the daemon keeps the seat at: running | sleeping |
 //                                    stopped (optional, default running; `seat start|sleep|
 //                                    stop` write it)
+//    "machine":"laptop",             optional: the machine whose daemon runs it (absent: a
+//                                    profile from before machines; any daemon runs it)
 //    "ack":true}                     exec only, optional (default false): the program
 //                                    acknowledges each message it handled on $SHOAL_ACK_FD
 //                                    (`ack <id>`), and only that acknowledgement surfaces it
@@ -61,14 +63,15 @@ struct SeatProfile {
   std::vector<std::string> env;
   std::string lifecycleUid;
   DesiredState state = DesiredState::kRunning;
-  bool acks = false;  // exec: surfaced on the program's `ack <id>`, not on its read
+  bool acks = false;    // exec: surfaced on the program's `ack <id>`, not on its read
+  std::string machine;  // the daemon's machine that runs it; empty: any
 
   bool operator==(const SeatProfile&) const = default;
 };
 
 // Every rule above; reasons: bad-seat-name, the principal's wire reasons, missing-command,
 // too-many-args, bad-cwd, bad-role, bad-channel, bad-env-name, too-many-*, bad-lifecycle-uid,
-// ack-needs-exec.
+// ack-needs-exec, bad-machine-name.
 Status validateSeatProfile(const SeatProfile& profile);
 
 // validateSeatProfile, then compact JSON.

@@ -41,7 +41,7 @@ class Rows {
 
 struct Names {
   std::string root, chat, dm, task, dlv, inbox, wake;
-  std::string presence, channels, delivery, membership, members, acl, seats;
+  std::string presence, channels, delivery, membership, members, acl, seats, machines;
 };
 
 Result<Names> namesOf(std::string_view space) {
@@ -59,6 +59,7 @@ Result<Names> namesOf(std::string_view space) {
   SHOAL_ASSIGN_OR_RETURN(n.members, wire::bucketName(wire::Bucket::kMembers, space));
   SHOAL_ASSIGN_OR_RETURN(n.acl, wire::bucketName(wire::Bucket::kAcl, space));
   SHOAL_ASSIGN_OR_RETURN(n.seats, wire::bucketName(wire::Bucket::kSeats, space));
+  SHOAL_ASSIGN_OR_RETURN(n.machines, wire::bucketName(wire::Bucket::kMachines, space));
   n.root = "cotal." + std::string(space);
   return n;
 }
@@ -304,6 +305,9 @@ Result<std::vector<GrantRow>> daemonGrants(const DaemonScope& s) {
   r.pub("$JS.API.STREAM.CREATE.KV_" + n.seats, "creates the seat-profile bucket if absent");
   kvReads(r, n.seats, "the seat profiles it runs");
   r.pub("$KV." + n.seats + ".>", "writes seat profiles (`shoal seat add|rm|start|stop`)");
+  r.pub("$JS.API.STREAM.CREATE.KV_" + n.machines, "creates the machine-claim bucket if absent");
+  kvReads(r, n.machines, "who holds each machine name");
+  r.pub("$KV." + n.machines + "." + s.machine, "claims its own machine name, and no other");
   denyDirectedCreates(r, n);
   return r.take();
 }

@@ -29,7 +29,8 @@
 //             `live.delivery` probes. No application publish.
 //   daemon    a machine's seat daemon: reads and writes the seat-profile bucket, asks the
 //             manager for its seats' credentials on its own `P.ep.one.manager.issue.<owner>.
-//             <machine>.*` (so the manager knows who asks from the subject); no application
+//             <machine>.*` (so the manager knows who asks from the subject); claims its own
+//             machine name in the machine-claim bucket, and no other; no application
 //             publish, no presence, no durable. Per-machine profile prefixes are (still
 //             planned): today any daemon of the space may write any profile.
 //   A plane's liveness filter `P.live.<plane>.*.*` is held by that plane's profile alone; its

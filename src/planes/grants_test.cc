@@ -236,8 +236,9 @@ TEST_F(GrantsTest, TheDaemonHoldsItsBucketAndItsOwnCredentialRequestsOnly) {
   EXPECT_EQ(refused(*rows, rowProbes(*rows, &denied)), denied);
   const std::string issue = "cotal.main.ep.one.manager.issue.";
   const std::vector<Probe> forbidden = {
-      {D::kPublish, issue + other + ".laptop.n1"},   // a credential as another owner
-      {D::kPublish, issue + owner + ".desktop.n1"},  // as another machine
+      {D::kPublish, issue + other + ".laptop.n1"},       // a credential as another owner
+      {D::kPublish, issue + owner + ".desktop.n1"},      // as another machine
+      {D::kPublish, "$KV.shoal_machines_main.desktop"},  // another machine's name
       {D::kPublish, "cotal.main.inst." + owner + ".ada." + owner + ".laptop"},
       {D::kPublish, "cotal.main.chat." + owner + ".ada.general"},
       {D::kPublish, "cotal.main.wake." + owner + ".ada"},

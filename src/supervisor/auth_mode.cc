@@ -30,6 +30,31 @@ Status writeCreds(const std::string& path, const planes::MintedUser& minted) {
   return writeFileAtomically(FileSystem::posix(), path, minted.creds);
 }
 
+// An agent-profile credential for `scope` (a fresh inbox `ibx<role>…`) minted by this machine's
+// authority into `file`; `no-authority` when this machine does not hold it.
+Result<CliCredential> mintAgentCredential(const MeshPaths& paths, planes::AgentScope scope,
+                                          std::string_view connRole, const std::string& file,
+                                          std::chrono::seconds lifetime) {
+  if (!spaceUsesAuth(paths)) {
+    return failedPrecondition("no-authority",
+                              "space " + paths.space +
+                                  " runs in auth mode but this machine does not hold its "
+                                  "authority, so it cannot mint your credential here");
+  }
+  SHOAL_ASSIGN_OR_RETURN(planes::CredentialAuthority authority, openAuthority(paths));
+  SHOAL_ASSIGN_OR_RETURN(scope.connId, newConnId(connRole));
+  SHOAL_ASSIGN_OR_RETURN(auto rows, planes::agentGrants(scope));
+  SHOAL_ASSIGN_OR_RETURN(planes::MintedUser minted,
+                         authority.mint(scope.principal.dotForm(), rows, lifetime));
+  SHOAL_RETURN_IF_ERROR(writeCreds(file, minted));
+  CliCredential out;
+  out.credsFile = file;
+  out.inboxPrefix = "_INBOX_" + scope.connId;
+  out.caller = scope.principal;
+  out.expiresAt = minted.expiresAt;
+  return out;
+}
+
 }  // namespace
 
 AuthPaths authPathsOf(const MeshPaths& paths) {
@@ -158,28 +183,40 @@ Result<CliCredential> cliCredential(const MeshPaths& paths,
       return out;
     }
   }
-  if (!spaceUsesAuth(paths)) {
-    return failedPrecondition("no-authority",
-                              "space " + paths.space +
-                                  " runs in auth mode but this machine does not hold its "
-                                  "authority, so it cannot mint your credential here");
-  }
-  SHOAL_ASSIGN_OR_RETURN(planes::CredentialAuthority authority, openAuthority(paths));
   planes::AgentScope scope;
   scope.space = paths.space;
   scope.principal = out.caller;
   // The uid the person's commands use (the provision rail names it): peer_uid.h's.
   SHOAL_ASSIGN_OR_RETURN(scope.lifecycleUid, peerUid(paths, out.caller));
-  SHOAL_ASSIGN_OR_RETURN(scope.connId, newConnId("cli"));
   scope.readChannels = {">"};
   scope.postChannels = postChannels;
-  SHOAL_ASSIGN_OR_RETURN(auto rows, planes::agentGrants(scope));
-  SHOAL_ASSIGN_OR_RETURN(planes::MintedUser minted,
-                         authority.mint(out.caller.dotForm(), rows, kCliCredentialLifetime));
-  SHOAL_RETURN_IF_ERROR(writeCreds(auth.cliCreds, minted));
-  out.inboxPrefix = "_INBOX_" + scope.connId;
-  out.expiresAt = minted.expiresAt;
-  return out;
+  return mintAgentCredential(paths, std::move(scope), "cli", auth.cliCreds, kCliCredentialLifetime);
+}
+
+Result<CliCredential> peerCredential(const MeshPaths& paths, const wire::Principal& principal,
+                                     const std::string& lifecycleUid,
+                                     const std::vector<std::string>& channels,
+                                     const std::optional<std::string>& role) {
+  SHOAL_ASSIGN_OR_RETURN(UserIdentity identity, ensureUserIdentity(paths.secretsDir));
+  if (principal.owner != identity.owner) {
+    return permissionDenied("not-this-owner", "in auth mode you run peers of your own owner " +
+                                                  identity.owner + " only, not " +
+                                                  principal.dotForm() +
+                                                  "; leave out --id (the "
+                                                  "default is " +
+                                                  identity.owner + ".<name>)");
+  }
+  planes::AgentScope scope;
+  scope.space = paths.space;
+  scope.principal = principal;
+  scope.lifecycleUid = lifecycleUid;
+  scope.readChannels = channels;
+  scope.postChannels = channels;
+  scope.role = role;
+  return mintAgentCredential(
+      paths, std::move(scope), "peer",
+      paths.secretsDir + "/" + paths.space + "-peer-" + principal.dotForm() + ".creds",
+      kPeerCredentialLifetime);
 }
 
 }  // namespace shoal::supervisor

@@ -24,6 +24,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -103,5 +104,15 @@ struct CliCredential {
 // not hold the space's authority.
 Result<CliCredential> cliCredential(const MeshPaths& paths,
                                     const std::vector<std::string>& postChannels = {});
+
+// A peer the person runs by hand (`shoal join`): an agent-profile credential for `principal`
+// (one of the person's own: kPermissionDenied `not-this-owner` otherwise) and its lifecycle,
+// reading and posting to `channels`, serving `role`, for kPeerCredentialLifetime, in
+// `<secrets>/<space>-peer-<o>.<a>.creds`. `no-authority` as cliCredential.
+inline constexpr std::chrono::hours kPeerCredentialLifetime{24};
+Result<CliCredential> peerCredential(const MeshPaths& paths, const wire::Principal& principal,
+                                     const std::string& lifecycleUid,
+                                     const std::vector<std::string>& channels,
+                                     const std::optional<std::string>& role);
 
 }  // namespace shoal::supervisor

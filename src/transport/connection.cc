@@ -292,10 +292,13 @@ Result<std::unique_ptr<Connection>> Connection::connect(ConnectOptions options) 
   natsConnection* nc = nullptr;
   s = natsConnection_Connect(&nc, opts.get());
   // nats-server 2.9 refuses a correctly signed nonce now and then (measured: 6–11 of 2,000
-  // connects, with nats.c's signer and with OpenSSL's): an nkey refusal is tried again a few
-  // times before it counts; a wrong key is refused every time.
-  for (int attempt = 1; s == NATS_CONNECTION_AUTH_FAILED && !options.nkeySeedFile.empty() &&
-                        attempt < kNkeyConnectAttempts;
+  // connects, with nats.c's signer and with OpenSSL's): an nkey or a `.creds` refusal is tried
+  // again a few times before it counts; a wrong key or a revoked or expired user is refused
+  // every time. The retry also reads a `.creds` file again, which nats.c reads twice per
+  // handshake (the JWT, then the seed): a file replaced by a fresh mint between the two reads
+  // pairs one mint's JWT with another's seed.
+  const bool signs = !options.nkeySeedFile.empty() || !options.credentialsFile.empty();
+  for (int attempt = 1; s == NATS_CONNECTION_AUTH_FAILED && signs && attempt < kNkeyConnectAttempts;
        ++attempt) {
     log::debug("transport: {} refused the nkey signature (attempt {}); trying again", serverList,
                attempt);

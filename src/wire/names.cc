@@ -61,6 +61,8 @@ std::string_view bucketPrefix(Bucket bucket) {
       return "cotal_manager_";
     case Bucket::kSeats:
       return "shoal_seats_";
+    case Bucket::kMachines:
+      return "shoal_machines_";
   }
   return "cotal_unknown_";
 }

@@ -42,7 +42,8 @@ enum class Bucket {
   kDelivery,
   kMembership,
   kManager,
-  kSeats,  // Shoal's own: the seat profiles the daemons run (shoal_seats_<space>)
+  kSeats,     // Shoal's own: the seat profiles the daemons run (shoal_seats_<space>)
+  kMachines,  // Shoal's own: which daemon holds each machine name (shoal_machines_<space>)
 };
 
 // cotal_presence_<space>, ... (the KV API stream is `KV_` + this name).

@@ -192,7 +192,9 @@ TEST_F(CliUpAuthTest, UpAuthRunsTheBrokerInOperatorModeAndEveryoneUnderTheirOwnC
   CliRun up = shoal({"up", "--auth", "--port", port(), "--no-daemon"});
   ASSERT_EQ(up.code, 0) << up.out << up.err;
   EXPECT_NE(up.out.find("auth mode"), std::string::npos) << up.out;
-  EXPECT_NE(up.out.find("manager plane serving"), std::string::npos) << up.out;
+  EXPECT_NE(up.out.find("manager plane serving"), std::string::npos)
+      << up.out << FileSystem::posix().readFile(logsDir() + "/itest-planes.log").valueOr("")
+      << FileSystem::posix().readFile(logsDir() + "/itest-supervisor.log").valueOr("");
 
   json::value s = status();
   ASSERT_TRUE(s.is_object());
@@ -451,6 +453,30 @@ TEST_F(CliUpAuthTest, ASeatOutlivesItsCredential) {
   CliRun waited = shoal({"send", "dm", "Echo", "still", "there", "--wait", "surfaced=20"});
   EXPECT_EQ(waited.code, 0) << waited.out << waited.err
                             << FileSystem::posix().readFile(daemonLog).valueOr("");
+}
+
+// `shoal join` in auth mode: the peer is the person's own principal under a credential of its
+// own, reachable by DM and on its declared channel; another owner's id is refused.
+TEST_F(CliUpAuthTest, AJoinedPeerSpeaksAsThePersonsOwnPrincipal) {
+  ASSERT_EQ(shoal({"up", "--auth", "--port", port(), "--no-daemon"}).code, 0);
+  const std::string owner = ownerOfMe();
+  CliRun foreign =
+      shoalWithInput({"join", "--name", "eve", "--id", "local.eve", "--json"}, "/quit\n");
+  EXPECT_NE(foreign.code, 0);
+  EXPECT_NE(foreign.out.find("not-this-owner"), std::string::npos) << foreign.out << foreign.err;
+
+  Background* ada =
+      spawnShoal({"join", "--name", "ada", "--channel", "team", "--keep-running", "--json"});
+  ASSERT_NE(ada, nullptr);
+  ASSERT_TRUE(outputShows(*ada, "\"event\":\"joined\"")) << ada->output();
+  EXPECT_TRUE(outputShows(*ada, "\"id\":\"" + owner + ".ada\"")) << ada->output();
+  CliRun dm = shoal({"send", "dm", "ada", "hello", "peer"});
+  EXPECT_EQ(dm.code, 0) << dm.out << dm.err;
+  EXPECT_TRUE(outputShows(*ada, "hello peer")) << ada->output();
+  CliRun post = shoal({"send", "msg", "team", "hello", "team"});
+  EXPECT_EQ(post.code, 0) << post.out << post.err;
+  EXPECT_TRUE(outputShows(*ada, "hello team")) << ada->output();
+  EXPECT_EQ(modeOf(secretsDir() + "/itest-peer-" + owner + ".ada.creds"), 0600u);
 }
 
 }  // namespace
