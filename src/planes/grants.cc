@@ -258,6 +258,7 @@ Result<std::vector<GrantRow>> managerGrants(const PlaneScope& s) {
     r.pub("$JS.API.CONSUMER.DURABLE.CREATE." + *stream + ".*", why);
   }
   r.pub("$KV." + n.acl + ".>", "writes each provisioned lifecycle's read ACL row");
+  kvReads(r, n.seats, "checks a seat's machine before issuing its credential");
   kvReads(r, n.acl, "reads ACL rows before writing them");
   return r.take();
 }

@@ -21,8 +21,9 @@
 //             for the dashboard and `shoal watch`; still no application publish.
 //   manager   the manager plane (Cotal's supervisor and provisioner): creates the space's
 //             streams and buckets if absent, creates and reads the directed durables (DM, TASK,
-//             DLV) and writes ACL rows; serves the provision rail and answers `live.manager`
-//             probes. No application publish.
+//             DLV) and writes ACL rows; serves the provision rail and the credential rail (it
+//             reads the seat profiles for a seat's machine), answers `live.manager` probes. No
+//             application publish.
 //   delivery  the delivery plane: its own `fanout` (CHAT) and `reader` (INBOX) durables, copies
 //             to `P.dinbox.>` and `P.dlv.>`, the lease and membership rows it writes, the ACL,
 //             registry and roster it reads; serves the membership rail and answers

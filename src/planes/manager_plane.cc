@@ -1,14 +1,19 @@
 #include "planes/manager_plane.h"
 
+#include <boost/json.hpp>
+
 #include "base/log.h"
 #include "mesh/credential_rail.h"
 #include "mesh/provision_client.h"
 #include "planes/grants.h"
 #include "planes/space_provisioner.h"
+#include "wire/names.h"
 #include "wire/subject.h"
 
 namespace shoal::planes {
 namespace {
+
+namespace json = boost::json;
 
 constexpr std::chrono::milliseconds kBindFlushTimeout{5000};
 
@@ -122,6 +127,48 @@ void ManagerPlane::handleProvision(const transport::Message& request) {
   provisionReplies_.fetch_add(1);
 }
 
+Status ManagerPlane::checkSeatMachine(const wire::Principal& seat, const std::string& machine) {
+  if (!seats_) {
+    SHOAL_ASSIGN_OR_RETURN(std::string bucket, wire::bucketName(wire::Bucket::kSeats, space_));
+    auto kv = transport::KeyValue::openBucket(js_, bucket);
+    if (!kv.isOk()) {
+      return failedPrecondition("unknown-seat", "space " + space_ + " has no seat profiles yet");
+    }
+    seats_.emplace(std::move(kv).value());
+  }
+  auto entry = seats_->get(seat.dotForm());
+  if (!entry.isOk()) {
+    if (entry.status().code() == StatusCode::kNotFound) {
+      return failedPrecondition("unknown-seat", "no seat profile names " + seat.dotForm() +
+                                                    ": a daemon asks only for its seats'");
+    }
+    return entry.status().withContext("reading the seat profile of " + seat.dotForm());
+  }
+  // The stored form is {"profile":{…},"seal":{…}}, or the bare profile (unsealed); only its
+  // machine matters here.
+  boost::system::error_code ec;
+  json::value v = json::parse(entry->value, ec);
+  const json::object* profile = !ec && v.is_object() ? &v.as_object() : nullptr;
+  if (profile != nullptr) {
+    if (const json::value* inner = profile->if_contains("profile"); inner && inner->is_object()) {
+      profile = &inner->as_object();
+    }
+  }
+  if (profile == nullptr) {
+    return failedPrecondition("bad-stored-profile",
+                              "the seat profile of " + seat.dotForm() + " does not parse");
+  }
+  const json::value* named = profile->if_contains("machine");
+  if (named == nullptr) return Status::ok();  // a profile from before machines: any daemon
+  if (!named->is_string() || named->as_string() != machine) {
+    return permissionDenied("not-this-machine",
+                            "seat " + seat.dotForm() + " runs on machine " +
+                                (named->is_string() ? std::string(named->as_string()) : "?") +
+                                ", not on " + machine + " (the asking daemon's)");
+  }
+  return Status::ok();
+}
+
 Result<std::string> ManagerPlane::issue(const transport::Message& request) {
   if (!issuer_) {
     return failedPrecondition("no-authority",
@@ -137,6 +184,7 @@ Result<std::string> ManagerPlane::issue(const transport::Message& request) {
                                 " may ask only for principals of " + caller.owner + ", not " +
                                 body.principal.dotForm());
   }
+  SHOAL_RETURN_IF_ERROR(checkSeatMachine(body.principal, caller.machine));
   AgentScope scope;
   scope.space = space_;
   scope.principal = body.principal;

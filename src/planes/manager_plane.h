@@ -13,8 +13,10 @@
 // in the same queue group. With a CredentialIssuer the plane mints a seat's agent credential
 // (its grant rows from planes/grants.h, for the public key the daemon sent) for a principal of
 // the asking daemon's owner — the subject names the owner, and the broker lets a daemon publish
-// only under its own; anything else is refused `not-this-owner`. Without one every request is
-// refused `no-authority`.
+// only under its own; anything else is refused `not-this-owner` — and whose seat profile names
+// the asking daemon's machine (`not-this-machine`; a profile without a machine, from before
+// machines, passes; no profile at all is `unknown-seat`). Without one every request is refused
+// `no-authority`.
 //
 // Liveness: a LivenessResponder for plane `manager`, grading itself `bound` while the
 // connection is connected and `unbound` otherwise; a reconnect mints a new instance token.
@@ -41,6 +43,8 @@
 #include "planes/liveness_responder.h"
 #include "transport/connection.h"
 #include "transport/jetstream.h"
+#include "transport/kv.h"
+#include "wire/principal.h"
 
 namespace shoal::planes {
 
@@ -75,11 +79,14 @@ class ManagerPlane {
   void handleProvision(const transport::Message& request);
   void handleIssue(const transport::Message& request);
   Result<std::string> issue(const transport::Message& request);
+  // The seat's profile names `machine` (or no machine): `not-this-machine`, `unknown-seat`.
+  Status checkSeatMachine(const wire::Principal& seat, const std::string& machine);
 
   transport::Connection& conn_;
   transport::JetStream& js_;
   const std::string space_;
   std::optional<CredentialIssuer> issuer_;
+  std::optional<transport::KeyValue> seats_;  // the seat-profile bucket, opened at first need
   std::atomic<uint64_t> provisionReplies_{0};
   std::atomic<uint64_t> credentialsIssued_{0};
   EventLoopThread loop_;  // runs provision requests; stopped in the destructor

@@ -125,9 +125,15 @@ bool waitForManager(const MeshPaths& paths, const MeshRecord& record, millisecon
     options.inboxPrefix = credential->inboxPrefix;
     caller = credential->caller;
   }
-  auto conn = transport::Connection::connect(options);
-  if (!conn.isOk()) return false;
   auto deadline = std::chrono::steady_clock::now() + timeout;
+  // An operator-mode broker listens a moment before its preloaded accounts admit users: a
+  // refused first connect is tried again until the deadline.
+  auto conn = transport::Connection::connect(options);
+  while (!conn.isOk() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(kPollInterval);
+    conn = transport::Connection::connect(options);
+  }
+  if (!conn.isOk()) return false;
   bool manager = false;
   while (std::chrono::steady_clock::now() < deadline) {
     const char* plane = manager ? "delivery" : "manager";

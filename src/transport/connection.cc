@@ -4,6 +4,7 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <mutex>
+#include <thread>
 
 #include <boost/json.hpp>
 
@@ -303,6 +304,8 @@ Result<std::unique_ptr<Connection>> Connection::connect(ConnectOptions options) 
     log::debug("transport: {} refused the nkey signature (attempt {}); trying again", serverList,
                attempt);
     nc = nullptr;
+    // A broker that has just started in operator mode refuses users for a few milliseconds.
+    std::this_thread::sleep_for(std::chrono::milliseconds(25 * attempt));
     s = natsConnection_Connect(&nc, opts.get());
   }
   if (s != NATS_OK) {

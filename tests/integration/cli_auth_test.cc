@@ -419,6 +419,16 @@ TEST_F(CliUpAuthTest, ASeatRunsUnderTheCredentialTheManagerIssuedItsDaemon) {
   auto stolen = mesh::requestSeatCredential(**conn, "itest", owner, machine, request, seconds(5));
   ASSERT_FALSE(stolen.isOk());
   EXPECT_EQ(stolen.status().reason(), "not-this-owner") << stolen.status().toString();
+  // Nor a seat of its own owner that runs on another machine, nor one with no profile.
+  ASSERT_EQ(shoal({"seat", "add", "Far", "--machine", "far", "--", "/bin/cat"}).code, 0);
+  request.principal = wire::Principal{owner, "far"};
+  auto far = mesh::requestSeatCredential(**conn, "itest", owner, machine, request, seconds(5));
+  ASSERT_FALSE(far.isOk());
+  EXPECT_EQ(far.status().reason(), "not-this-machine") << far.status().toString();
+  request.principal = wire::Principal{owner, "ghost"};
+  auto ghost = mesh::requestSeatCredential(**conn, "itest", owner, machine, request, seconds(5));
+  ASSERT_FALSE(ghost.isOk());
+  EXPECT_EQ(ghost.status().reason(), "unknown-seat") << ghost.status().toString();
 
   // As the seat's credential: it can never write a seat profile (code a daemon would run).
   auto seatInfo = transport::readCredsFile(FileSystem::posix(), seatCreds + "/" + seat + ".creds");
