@@ -190,7 +190,18 @@ Result<IssueReply> decodeIssueReply(std::string_view text) {
   const json::object& o = parsed->as_object();
   const json::value* ok = o.if_contains("ok");
   if (ok == nullptr || !ok->is_bool()) return badReply("no boolean 'ok'");
-  if (!ok->as_bool()) return railRefusalOf(o, "bad-issue-reply");
+  if (!ok->as_bool()) {
+    Status refused = railRefusalOf(o, "bad-issue-reply");
+    // The manager's own verdicts on who may have the credential do not change by asking again.
+    const std::string reason(refused.reason());
+    if (reason == "not-this-owner" || reason == "not-this-machine") {
+      return permissionDenied(reason, refused.message());
+    }
+    if (reason == "unknown-seat" || reason == "no-authority") {
+      return failedPrecondition(reason, refused.message());
+    }
+    return refused;
+  }
   const json::value* jwt = o.if_contains("jwt");
   const json::value* expires = o.if_contains("expiresAt");
   if (jwt == nullptr || !jwt->is_string() || jwt->as_string().empty()) {

@@ -87,7 +87,9 @@ Result<std::string> encodeIssueRequest(const IssueRequest& request);
 Result<IssueRequest> decodeIssueRequest(std::string_view json);
 
 std::string encodeIssueReply(const IssueReply& reply);
-// A success reply, the manager's refusal (as decodeProvisionReply), or `bad-issue-reply`.
+// A success reply, the manager's refusal (as decodeProvisionReply, except that `not-this-owner`
+// and `not-this-machine` are kPermissionDenied and `unknown-seat` and `no-authority`
+// kFailedPrecondition: asking again changes nothing), or `bad-issue-reply`.
 Result<IssueReply> decodeIssueReply(std::string_view json);
 
 // Asks the space's manager for `request`'s credential. No manager serving: kUnavailable

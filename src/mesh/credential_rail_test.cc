@@ -109,6 +109,9 @@ TEST(CredentialRailTest, RepliesRoundTripAndRefusalsKeepTheirReason) {
   EXPECT_EQ(*ok, (IssueReply{"jwt.text.here", 1900000000}));
   auto refused = decodeIssueReply(encodeProvisionError(permissionDenied("not-this-owner", "no")));
   EXPECT_EQ(refused.status().reason(), "not-this-owner");
+  EXPECT_EQ(refused.status().code(), StatusCode::kPermissionDenied) << "never retried";
+  auto transient = decodeIssueReply(encodeProvisionError(unavailable("stream-not-found", "x")));
+  EXPECT_EQ(transient.status().code(), StatusCode::kUnavailable) << "retried";
   EXPECT_EQ(decodeIssueReply(R"({"ok":true,"jwt":"","expiresAt":5})").status().reason(),
             "bad-issue-reply");
   EXPECT_EQ(decodeIssueReply(R"({"ok":true,"jwt":"x","expiresAt":-5})").status().reason(),
