@@ -143,7 +143,13 @@ int runDaemon(const DaemonArgs& args) {
   auto paths = supervisor::MeshPaths::resolve(target->space);
   if (!paths.isOk()) return printFailure(what, paths.status());
   options.profileKeyFile = paths->profileKeyFile;
-  options.machine = args.machine.empty() ? supervisor::thisMachineName() : args.machine;
+  if (args.machine.empty()) {
+    auto named = supervisor::thisMachineName(*paths);
+    if (!named.isOk()) return printFailure(what, named.status());
+    options.machine = *named;
+  } else {
+    options.machine = args.machine;
+  }
   if (Status st = mesh::validateMachineName(options.machine); !st.isOk()) {
     return printFailure(what, st);
   }

@@ -7,6 +7,7 @@
 #include "base/clock.h"
 #include "base/file_system.h"
 #include "base/ids.h"
+#include "mesh/credential_rail.h"
 #include "mesh/operator_identity.h"
 #include "planes/grants.h"
 #include "supervisor/peer_uid.h"
@@ -110,7 +111,9 @@ Result<int64_t> mintPlaneCredential(const planes::CredentialAuthority& authority
   return minted.expiresAt;
 }
 
-std::string thisMachineName() {
+namespace {
+
+std::string machineNameFromHost() {
   char host[256] = {};
   if (::gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
   std::string name;
@@ -121,6 +124,24 @@ std::string thisMachineName() {
     name.push_back(token ? ch : '_');
   }
   return name.empty() ? std::string("machine") : name;
+}
+
+}  // namespace
+
+Result<std::string> thisMachineName(const MeshPaths& paths) {
+  FileSystem& fs = FileSystem::posix();
+  const std::string file = paths.stateDir + "/machine-name";
+  if (fs.exists(file)) {
+    SHOAL_ASSIGN_OR_RETURN(std::string text, fs.readFile(file));
+    while (!text.empty() && (text.back() == '\n' || text.back() == ' '))
+      text.pop_back();
+    if (Status st = mesh::validateMachineName(text); !st.isOk()) return st.withContext(file);
+    return text;
+  }
+  const std::string name = machineNameFromHost();
+  SHOAL_RETURN_IF_ERROR(fs.createDirs(paths.stateDir).status());
+  SHOAL_RETURN_IF_ERROR(writeFileAtomically(fs, file, name + "\n"));
+  return name;
 }
 
 Result<std::string> newDaemonConnId() {

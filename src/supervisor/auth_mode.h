@@ -77,9 +77,12 @@ Result<int64_t> mintPlaneCredential(const planes::CredentialAuthority& authority
 Status pushAccountClaims(const planes::CredentialAuthority& authority, const MeshPaths& paths,
                          const std::string& url);
 
-// This machine's name as a daemon reports it: the host name made a routing token (lower case,
-// [a-z0-9_-], at most 64), `machine` when the host has none.
-std::string thisMachineName();
+// This machine's name as its daemons report it, kept in `<state>/machine-name`: made once from
+// the host name (a routing token: lower case, [a-z0-9_-], at most 64; `machine` when the host
+// has none) and read back ever after, so a host renamed later (a DHCP-assigned name) does not
+// leave its seats "elsewhere". Edit the file to rename the machine (then `shoal seat move`).
+// Errors: the file cannot be written, or holds no machine name (`bad-machine-name`).
+Result<std::string> thisMachineName(const MeshPaths& paths);
 
 // Mints the seat daemon's credential (the daemon profile for `owner` on `machine`, inbox
 // `_INBOX_<connId>`) into its file; returns the expiry. A renewal keeps the connId.

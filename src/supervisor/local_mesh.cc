@@ -389,7 +389,9 @@ Status superviseUntilStopped(const MeshPaths& paths, const UpOptions& options,
   if (options.withDaemon && record.mode == "auth" && planeCredentials != nullptr) {
     auto identity = ensureUserIdentity(paths.secretsDir);
     if (!identity.isOk()) return identity.status().withContext("the seat daemon's owner");
-    const std::string owner = identity->owner, machine = thisMachineName();
+    auto named = thisMachineName(paths);
+    if (!named.isOk()) return named.status().withContext("the seat daemon's machine name");
+    const std::string owner = identity->owner, machine = *named;
     daemon.emplace(
         "shoal daemon",
         std::vector<std::string>{"daemon", "run", "--space", paths.space, "--server", record.url,
