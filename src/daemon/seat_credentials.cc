@@ -1,5 +1,7 @@
 #include "daemon/seat_credentials.h"
 
+#include <algorithm>
+
 #include "base/clock.h"
 #include "base/file_system.h"
 #include "base/ids.h"
@@ -104,7 +106,9 @@ size_t SeatCredentials::renewDue() {
       ++renewed;
       log::info("daemon: renewed seat {}'s credential (until {})", id, again->expiresAt);
     } else {
-      held.retryAt = now + kRenewRetrySeconds;
+      // A tenth of the lifetime, at most 10 s: a short credential must not expire between tries.
+      held.retryAt =
+          now + std::clamp<int64_t>((c.expiresAt - held.issuedAt) / 10, 1, kRenewRetrySeconds);
       log::warn("daemon: renewing seat {}'s credential (expires at {}): {}", id, c.expiresAt,
                 again.status().toString());
     }

@@ -9,7 +9,8 @@
 // The seat's connections read that file at every (re)connect. renewDue() asks again for every
 // credential past half its lifetime, keeping the key and the inbox (a connection keeps its
 // inbox across reconnects), so a seat never reconnects with an expired credential while the
-// manager answers; one that cannot be renewed is logged and tried again 10 s later.
+// manager answers; one that cannot be renewed is logged and tried again a tenth of its lifetime
+// later (at most 10 s).
 //
 // The grants follow the profile: its declared channels (read and post), its role. A channel
 // joined later at runtime is outside the credential (the broker refuses it; still planned:

@@ -27,8 +27,13 @@ Result<std::string> newConnId(std::string_view role) {
   return "ibx" + std::string(role) + uid;
 }
 
+// Staged under a name of this process's own, then renamed: two commands minting at once must
+// not share one temporary file (the loser's rename would find it gone).
 Status writeCreds(const std::string& path, const planes::MintedUser& minted) {
-  return writeFileAtomically(FileSystem::posix(), path, minted.creds);
+  FileSystem& fs = FileSystem::posix();
+  const std::string staging = path + "." + std::to_string(::getpid());
+  SHOAL_RETURN_IF_ERROR(writeFileAtomically(fs, staging, minted.creds));
+  return fs.rename(staging, path);
 }
 
 // An agent-profile credential for `scope` (a fresh inbox `ibx<role>…`) minted by this machine's

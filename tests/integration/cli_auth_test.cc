@@ -460,7 +460,9 @@ TEST_F(CliUpAuthTest, ASeatOutlivesItsCredential) {
       seconds(40)))
       << issued.size() << " credentials seen\n"
       << FileSystem::posix().readFile(daemonLog).valueOr("");
-  CliRun waited = shoal({"send", "dm", "Echo", "still", "there", "--wait", "surfaced=20"});
+  // By id: the seat may be reconnecting at this very moment, and a DM waits for it.
+  CliRun waited =
+      shoal({"send", "dm", ownerOfMe() + ".echo", "still", "there", "--wait", "surfaced=20"});
   EXPECT_EQ(waited.code, 0) << waited.out << waited.err
                             << FileSystem::posix().readFile(daemonLog).valueOr("");
 }
