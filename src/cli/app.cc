@@ -94,6 +94,7 @@ int run(int argc, char** argv) {
   registerJoinCommands(app, result);
   registerChannelsCommands(app, result);
   registerDaemonCommands(app, result);
+  registerInviteCommands(app, result);
   registerPsCommand(app, result);
   registerMcpCommands(app, result);
   registerPlaneCommands(app, result);

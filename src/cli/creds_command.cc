@@ -224,10 +224,11 @@ int runRevoke(const CredsArgs& args) {
     if (Status st = authority->revoke(key); !st.isOk()) return printFailure(what, st, 2);
   }
   auto record = supervisor::readMeshRecord(FileSystem::posix(), paths->registryFile);
-  Status pushed = record.isOk() ? supervisor::pushAccountClaims(*authority, *paths, record->url)
-                                : unavailable("mesh-not-up",
-                                              "the mesh is not up; the broker learns the "
-                                              "revocation when `shoal up` starts it");
+  Status pushed =
+      record.isOk() ? supervisor::pushAccountClaims(*authority, *paths, record->url, record->caFile)
+                    : unavailable("mesh-not-up",
+                                  "the mesh is not up; the broker learns the "
+                                  "revocation when `shoal up` starts it");
   if (args.json) {
     json::array revoked;
     for (const auto& k : keys)

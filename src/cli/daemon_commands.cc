@@ -24,6 +24,7 @@
 #include "mesh/credential_rail.h"
 #include "supervisor/auth_mode.h"
 #include "supervisor/mesh_paths.h"
+#include "supervisor/space_join.h"
 #include "supervisor/user_identity.h"
 
 namespace shoal::cli {
@@ -115,17 +116,24 @@ std::string describeSeat(const json::object& snapshot) {
 Status applyAuthMode(const DaemonArgs& args, const supervisor::MeshPaths& paths,
                      daemon::DaemonOptions& options) {
   const supervisor::AuthPaths auth = supervisor::authPathsOf(paths);
+  auto joined = supervisor::readJoinedSpace(paths);
   options.nkeySeedFile.clear();
-  options.credentialsFile = args.creds.empty() ? auth.daemonCreds : args.creds;
+  options.credentialsFile = !args.creds.empty() ? args.creds
+                            : joined.isOk()     ? joined->daemonCreds
+                                                : auth.daemonCreds;
   if (!FileSystem::posix().exists(options.credentialsFile)) {
     return failedPrecondition("daemon-creds-missing",
                               "no daemon credential at " + options.credentialsFile +
                                   ": `shoal up --auth` mints it on the authority's machine (or "
                                   "pass --creds)");
   }
-  SHOAL_ASSIGN_OR_RETURN(supervisor::UserIdentity me,
-                         supervisor::ensureUserIdentity(paths.secretsDir));
-  options.identity.owner = me.owner;
+  if (joined.isOk()) {
+    options.identity.owner = joined->owner;  // the owner who invited this machine
+  } else {
+    SHOAL_ASSIGN_OR_RETURN(supervisor::UserIdentity me,
+                           supervisor::ensureUserIdentity(paths.secretsDir));
+    options.identity.owner = me.owner;
+  }
   options.identity.machine = options.machine;
   options.seatCredsDir = auth.seatCredsDir;
   return Status::ok();
@@ -140,10 +148,14 @@ int runDaemon(const DaemonArgs& args) {
   options.space = target->space;
   options.url = target->url;
   options.nkeySeedFile = target->nkeySeedFile;
+  options.tlsCaFile = target->caFile;
   auto paths = supervisor::MeshPaths::resolve(target->space);
   if (!paths.isOk()) return printFailure(what, paths.status());
   options.profileKeyFile = paths->profileKeyFile;
-  if (args.machine.empty()) {
+  auto joined = supervisor::readJoinedSpace(*paths);
+  if (args.machine.empty() && joined.isOk()) {
+    options.machine = joined->machine;  // the name this machine joined the space under
+  } else if (args.machine.empty()) {
     auto named = supervisor::thisMachineName(*paths);
     if (!named.isOk()) return printFailure(what, named.status());
     options.machine = *named;

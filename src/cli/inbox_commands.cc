@@ -73,6 +73,7 @@ int followInbox(const Mail& mail, uint64_t listedUpTo) {
   mesh::EndpointOptions options;
   options.servers = {mail.target.url};
   options.nkeySeedFile = mail.target.nkeySeedFile;
+  options.tlsCaFile = mail.target.caFile;
   options.space = mail.reader.space;
   options.principal = mail.reader.me;
   options.displayName = mail.name;

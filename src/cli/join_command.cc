@@ -268,6 +268,7 @@ int runJoin(const JoinArgs& args) {
   mesh::EndpointOptions options;
   options.servers = {target->url};
   options.nkeySeedFile = target->nkeySeedFile;
+  options.tlsCaFile = target->caFile;
   if (credential) {
     options.credentialsFile = credential->credsFile;
     options.inboxPrefix = credential->inboxPrefix;

@@ -87,6 +87,7 @@ int runUp(const MeshCommandArgs& args) {
   options.withPlanes = !args.noPlanes;
   options.withDaemon = !args.noDaemon && !args.noPlanes;  // seats need the manager plane
   options.auth = args.auth;
+  options.tls = args.tls;
   options.planeCredentialLifetime = std::chrono::seconds(args.planeCredsTtl);
 
   if (args.foreground) {
@@ -98,7 +99,8 @@ int runUp(const MeshCommandArgs& args) {
                                {"brokerPid", r.brokerPid},
                                {"storeDir", r.storeDir},
                                {"mode", r.mode},
-                               {"secretFile", r.secretFile}});
+                               {"secretFile", r.secretFile},
+                               {"caFile", r.caFile}});
       }
       printOk(fmt::format("mesh `{}` up: broker {} (pid {}), store {}", r.space, r.url, r.brokerPid,
                           r.storeDir));
@@ -125,7 +127,8 @@ int runUp(const MeshCommandArgs& args) {
                              {"storeDir", r.storeDir},
                              {"logDir", paths->logDir},
                              {"mode", r.mode},
-                             {"secretFile", r.secretFile}});
+                             {"secretFile", r.secretFile},
+                             {"caFile", r.caFile}});
     return 0;
   }
   if (outcome->alreadyRunning) {
@@ -135,8 +138,11 @@ int runUp(const MeshCommandArgs& args) {
   }
   if (outcome->replacedStaleRecord)
     printNote("replaced a stale mesh record left by a dead supervisor");
-  printOk(fmt::format("mesh `{}` up: broker {} with JetStream{}", r.space, r.url,
-                      outcome->auth ? ", auth mode (each principal its own credential)" : ""));
+  printOk(fmt::format("mesh `{}` up: broker {} with JetStream{}{}", r.space, r.url,
+                      outcome->auth ? ", auth mode (each principal its own credential)" : "",
+                      r.caFile.empty() ? "" : ", TLS with the space's own CA"));
+  if (!r.caFile.empty() && !args.tls && args.host == "127.0.0.1")
+    printNote("the space was created with TLS and keeps it");
   if (outcome->auth && !args.auth) printNote("the space was created in auth mode and keeps it");
   if (options.withPlanes) {
     if (outcome->managerBound) {
@@ -344,6 +350,9 @@ void registerMeshCommands(CLI::App& app, CommandResult& result) {
   upCmd->add_flag("--auth", up->auth,
                   "auth mode: the broker trusts the space's own credential authority and every "
                   "principal connects with its own credential (kept once chosen)");
+  upCmd->add_flag("--tls", up->tls,
+                  "auth mode: require TLS with a certificate authority made for the space "
+                  "(always on with a --host beyond loopback; kept once chosen)");
   upCmd
       ->add_option("--plane-creds-ttl", up->planeCredsTtl,
                    "auth mode: seconds the planes', the daemon's and the seats' credentials live "

@@ -21,6 +21,7 @@ struct MeshCommandArgs {
   bool noPlanes = false;           // up: run only the broker
   bool noDaemon = false;           // up: no seat daemon
   bool auth = false;               // up: auth mode (supervisor/auth_mode.h)
+  bool tls = false;                // up: TLS with the space's own CA (supervisor/broker_tls.h)
   int64_t planeCredsTtl = 86'400;  // up, auth mode: the planes' credential lifetime (seconds)
   bool json = false;
   bool force = false;

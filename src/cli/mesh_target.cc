@@ -6,6 +6,7 @@
 #include "mesh/operator_identity.h"
 #include "supervisor/auth_mode.h"
 #include "supervisor/mesh_paths.h"
+#include "supervisor/space_join.h"
 #include "supervisor/user_identity.h"
 #include "wire/principal.h"
 
@@ -44,7 +45,9 @@ Result<std::unique_ptr<transport::Connection>> openConnection(const MeshTarget& 
 
 std::string seatOwnerOf(const MeshTargetArgs& args) {
   auto paths = supervisor::MeshPaths::resolve(args.space);
-  if (!paths.isOk() || !supervisor::spaceUsesAuth(*paths)) return std::string(wire::kLocalOwner);
+  if (!paths.isOk()) return std::string(wire::kLocalOwner);
+  if (auto joined = supervisor::readJoinedSpace(*paths); joined.isOk()) return joined->owner;
+  if (!supervisor::spaceUsesAuth(*paths)) return std::string(wire::kLocalOwner);
   auto identity = supervisor::ensureUserIdentity(paths->secretsDir);
   return identity.isOk() ? identity->owner : std::string(wire::kLocalOwner);
 }
@@ -57,6 +60,7 @@ Result<std::unique_ptr<mesh::Endpoint>> openObserver(const MeshTarget& target,
   options.nkeySeedFile = target.nkeySeedFile;
   options.credentialsFile = target.credentialsFile;
   options.inboxPrefix = target.inboxPrefix;
+  options.tlsCaFile = target.caFile;
   options.space = target.space;
   options.principal = target.caller;
   options.displayName = me.displayName;

@@ -41,11 +41,11 @@ constexpr std::array kRefusals = {
             "`shoal up --host` named an address beyond loopback, but open mode has one shared "
             "secret, no per-principal credentials and no TLS",
             "keep the default 127.0.0.1 (or another loopback address); a mesh shared between "
-            "machines needs auth mode with TLS, which is not built yet"},
-    Refusal{"auth-mode-needs-tls",
-            "`shoal up --auth --host` named an address beyond loopback, but TLS for auth mode is "
-            "not built yet, so its traffic would cross the network in plaintext",
-            "keep the default 127.0.0.1 (or another loopback address)"},
+            "machines runs in auth mode: `shoal up --auth --host ADDR` (with TLS)"},
+    Refusal{"tls-needs-auth",
+            "`shoal up --tls` on a space in open mode: TLS is for a space shared beyond one "
+            "machine, and open mode has one shared secret",
+            "`shoal up --auth --tls` (or `--auth --host ADDR`, which always runs with TLS)"},
     Refusal{"space-is-open",
             "`shoal up --auth` on a space created in open mode: its messages live under the "
             "open account and the space would start empty in auth mode",
@@ -63,6 +63,51 @@ constexpr std::array kRefusals = {
     Refusal{"daemon-creds-missing", "`shoal daemon run` in auth mode found no daemon credential",
             "start the mesh with `shoal up --auth` (it mints the daemon's credential and runs the "
             "daemon), or pass `--creds`"},
+    Refusal{"daemon-credential-refused",
+            "the broker refused the seat daemon's credential: it was revoked (`shoal creds "
+            "revoke`) or has expired",
+            "on the space's machine `shoal up` mints a new one for its own daemon; a joined "
+            "machine needs a new `shoal invite` there and `shoal daemon join` here"},
+    Refusal{
+        "invite-needs-tls",
+        "`shoal invite` on a space whose broker runs without TLS; an invite carries credentials",
+        "restart the mesh with TLS: `shoal down && shoal up --auth --host ADDR` (or `--tls` on "
+        "loopback)"},
+    Refusal{"invite-needs-address",
+            "`shoal invite` on a broker listening on a wildcard address (0.0.0.0), which names no "
+            "address to dial",
+            "start the mesh with `--host ADDR`, the address the other machines reach it on"},
+    Refusal{
+        "plaintext-link",
+        "`shoal daemon join` was given a `cotal://` link; invites travel only as `cotals://` (TLS)",
+        "ask for a new invite from a broker that requires TLS (`shoal up --auth --host ADDR`, then "
+        "`shoal invite`)"},
+    Refusal{"bad-join-link",
+            "the join link is damaged or incomplete (a field does not match its alphabet)",
+            "copy the whole link `shoal invite` printed, or pipe it: `shoal daemon join -`"},
+    Refusal{"space-mismatch", "the join link invites to another space than `--space` names",
+            "leave out `--space` (the link names its space), or use the link for that space"},
+    Refusal{"invite-names-machine",
+            "the invite was made for one machine name and `--machine` names another",
+            "leave out `--machine`, or ask for an invite without `--machine`"},
+    Refusal{"ca-mismatch",
+            "the broker presented no certificate authority with the fingerprint the join link "
+            "names: it is not the space's broker, or something stands between you",
+            "check the address in the link; ask for a new invite; nothing was sent to that broker"},
+    Refusal{"tls-not-offered", "the broker at the link's address does not require TLS",
+            "the link is not from that broker; ask its admin for a new `shoal invite`"},
+    Refusal{
+        "invite-expired",
+        "the broker refused the invite's bootstrap credential: the invite expired or was revoked",
+        "ask for a new `shoal invite` on the space's machine (`--ttl` makes it last longer, up to "
+        "7 days)"},
+    Refusal{
+        "invite-used",
+        "the invite was already exchanged by another machine: an invite admits one machine once",
+        "ask for a new `shoal invite`; if you did not use it, someone else has the link: revoke "
+        "that machine (`shoal creds revoke <space>-daemon-<machine>`)"},
+    Refusal{"space-not-joined", "this machine has not joined the space",
+            "`shoal daemon join <link>` with a link from `shoal invite`"},
     Refusal{"plane-creds-missing",
             "`shoal serve` was given one plane's credential but runs both planes",
             "pass both `--manager-creds` and `--delivery-creds`, or `--planes` the one whose "

@@ -99,6 +99,7 @@ int runWatch(const WatchArgs& args) {
   options.nkeySeedFile = target->nkeySeedFile;
   options.credentialsFile = target->credentialsFile;
   options.inboxPrefix = target->inboxPrefix;
+  options.tlsCaFile = target->caFile;
   options.space = target->space;
   options.principal = target->caller;
   options.displayName = me.displayName;

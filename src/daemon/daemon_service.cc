@@ -68,6 +68,7 @@ Result<std::unique_ptr<DaemonService>> DaemonService::start(DaemonOptions option
   transport::ConnectOptions connect;
   connect.servers = {d->options_.url};
   connect.nkeySeedFile = d->options_.nkeySeedFile;
+  connect.tlsCaFile = d->options_.tlsCaFile;
   connect.name = "shoal daemon";
   if (!d->options_.credentialsFile.empty()) {
     SHOAL_ASSIGN_OR_RETURN(
@@ -77,6 +78,17 @@ Result<std::unique_ptr<DaemonService>> DaemonService::start(DaemonOptions option
     connect.inboxPrefix = creds.inboxPrefix;
   }
   auto conn = transport::Connection::connect(connect);
+  if (!conn.isOk() && conn.status().code() == StatusCode::kPermissionDenied &&
+      !d->options_.credentialsFile.empty()) {
+    return permissionDenied(
+        "daemon-credential-refused",
+        "the broker " + d->options_.url + " refused this daemon's credential " +
+            d->options_.credentialsFile +
+            ": it was revoked or has expired. On the space's machine, `shoal up` mints a new one "
+            "for its own daemon; a joined machine needs a new `shoal invite` there and `shoal "
+            "daemon join` here (" +
+            std::string(conn.status().message()) + ")");
+  }
   if (!conn.isOk()) {
     return conn.status().withContext("broker " + d->options_.url +
                                      " unreachable (is the mesh up? `shoal status`)");
@@ -252,6 +264,7 @@ Result<std::unique_ptr<Seat>> DaemonService::startSeat(const SeatProfile& profil
   SeatOptions so;
   so.url = options_.url;
   so.nkeySeedFile = options_.nkeySeedFile;
+  so.tlsCaFile = options_.tlsCaFile;
   so.space = options_.space;
   so.mode = profile.state == DesiredState::kSleeping ? SeatMode::kSleeping : SeatMode::kRunning;
   if (seatCreds_ != nullptr) {

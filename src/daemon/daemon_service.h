@@ -83,6 +83,8 @@ struct DaemonOptions {
   // the owner-only directory its seats' credentials are written to (seat_credentials.h).
   // Empty credentialsFile: open mode.
   std::string credentialsFile;
+  // A broker that requires TLS: the CA certificate to trust (every seat's connections too).
+  std::string tlsCaFile;
   DaemonIdentity identity;
   std::string seatCredsDir;
 };

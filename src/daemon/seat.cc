@@ -561,6 +561,7 @@ Status Seat::Impl::open() {
   connect.nkeySeedFile = options_.nkeySeedFile;
   connect.credentialsFile = options_.credentialsFile;
   connect.inboxPrefix = options_.inboxPrefix;
+  connect.tlsCaFile = options_.tlsCaFile;
   connect.name = "shoal seat " + profile_.principal.dotForm() + " (events)";
   SHOAL_ASSIGN_OR_RETURN(conn_, transport::Connection::connect(connect));
   SHOAL_ASSIGN_OR_RETURN(auto js, transport::JetStream::create(*conn_));
@@ -604,6 +605,7 @@ Status Seat::Impl::open() {
   eo.nkeySeedFile = options_.nkeySeedFile;
   eo.credentialsFile = options_.credentialsFile;
   eo.inboxPrefix = options_.inboxPrefix;
+  eo.tlsCaFile = options_.tlsCaFile;
   eo.space = options_.space;
   eo.principal = profile_.principal;
   eo.displayName = profile_.name;

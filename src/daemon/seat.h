@@ -99,6 +99,7 @@ struct SeatOptions {
   std::string nkeySeedFile;  // the broker credential (empty: none)
   // Auth mode: the seat's own `.creds` (seat_credentials.h) and the inbox its grants allow.
   std::string credentialsFile;
+  std::string tlsCaFile;  // a broker that requires TLS: the CA to trust
   std::string inboxPrefix;
   std::string space;  // the seat's space
   SeatMode mode = SeatMode::kRunning;

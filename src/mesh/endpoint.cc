@@ -71,6 +71,7 @@ Status Endpoint::start() {
   connect.nkeySeedFile = options_.nkeySeedFile;
   connect.credentialsFile = options_.credentialsFile;
   connect.inboxPrefix = options_.inboxPrefix;
+  connect.tlsCaFile = options_.tlsCaFile;
   connect.name =
       options_.connectionName.empty() ? "shoal " + options_.displayName : options_.connectionName;
   connect.reconnectWait = options_.reconnectWait;

@@ -111,6 +111,7 @@ struct EndpointOptions {
   std::string nkeySeedFile;          // the broker credential (ConnectOptions::nkeySeedFile)
   std::string credentialsFile;       // or a user `.creds` (auth mode)
   std::string inboxPrefix;           // empty: `_INBOX_<connId>`; auth mode: the minted one
+  std::string tlsCaFile;             // a broker that requires TLS: the CA to trust
   std::string space = "main";
   wire::Principal principal;
   std::string displayName;

@@ -190,7 +190,7 @@ Result<std::vector<IssuedCredential>> CredentialAuthority::issued() const {
   return out;
 }
 
-Status CredentialAuthority::recordIssued(const IssuedCredential& credential) {
+Status CredentialAuthority::recordIssued(const IssuedCredential& credential) const {
   SHOAL_ASSIGN_OR_RETURN(std::vector<IssuedCredential> all, issued());
   all.push_back(credential);
   // A credential expired for a week is of no more interest to `shoal creds list`.

@@ -47,7 +47,7 @@ struct MintedJwt {
 struct IssuedCredential {
   std::string userKey;
   std::string name;     // the JWT's name: a principal `o.a`, or a label
-  std::string profile;  // agent | observer | admin
+  std::string profile;  // agent | observer | admin | daemon (a joined machine's)
   int64_t issuedAt = 0;
   int64_t expiresAt = 0;
 };
@@ -91,7 +91,7 @@ class CredentialAuthority {
 
   // The ledger of credentials handed out by hand: recordIssued appends one (durably) and drops
   // those expired more than a week ago.
-  Status recordIssued(const IssuedCredential& credential);
+  Status recordIssued(const IssuedCredential& credential) const;
   Result<std::vector<IssuedCredential>> issued() const;
 
  private:

@@ -2,6 +2,7 @@
 
 #include "mesh/credential_rail.h"
 #include "mesh/delivery_rail.h"
+#include "mesh/join_rail.h"
 #include "mesh/provision_client.h"
 #include "planes/delivery_plane.h"
 #include "wire/channel.h"
@@ -41,7 +42,7 @@ class Rows {
 
 struct Names {
   std::string root, chat, dm, task, dlv, inbox, wake;
-  std::string presence, channels, delivery, membership, members, acl, seats, machines;
+  std::string presence, channels, delivery, membership, members, acl, seats, machines, invites;
 };
 
 Result<Names> namesOf(std::string_view space) {
@@ -60,6 +61,7 @@ Result<Names> namesOf(std::string_view space) {
   SHOAL_ASSIGN_OR_RETURN(n.acl, wire::bucketName(wire::Bucket::kAcl, space));
   SHOAL_ASSIGN_OR_RETURN(n.seats, wire::bucketName(wire::Bucket::kSeats, space));
   SHOAL_ASSIGN_OR_RETURN(n.machines, wire::bucketName(wire::Bucket::kMachines, space));
+  SHOAL_ASSIGN_OR_RETURN(n.invites, wire::bucketName(wire::Bucket::kInvites, space));
   n.root = "cotal." + std::string(space);
   return n;
 }
@@ -240,6 +242,11 @@ Result<std::vector<GrantRow>> managerGrants(const PlaneScope& s) {
   Rows r;
   SHOAL_RETURN_IF_ERROR(planeRails(r, s, rail, wire::Plane::kManager));
   r.sub(issue, "the credential rail's requests (daemons asking for their seats' credentials)");
+  SHOAL_ASSIGN_OR_RETURN(std::string join, mesh::joinServeFilter(s.space));
+  r.sub(join, "the join rail's requests (a machine's invite exchanged for its daemon's)");
+  r.pub("$JS.API.STREAM.CREATE.KV_" + n.invites, "creates the used-invite bucket if absent");
+  kvReads(r, n.invites, "which invites were used, and by which key");
+  r.pub("$KV." + n.invites + ".>", "records each invite's one use");
   for (const std::string* stream : {&n.chat, &n.dm, &n.task, &n.wake, &n.inbox, &n.dlv}) {
     r.pub("$JS.API.STREAM.INFO." + *stream, "checks the space's streams (frontiers, drift)");
     r.pub("$JS.API.STREAM.CREATE." + *stream, "creates a stream of the space if absent");
@@ -310,6 +317,16 @@ Result<std::vector<GrantRow>> daemonGrants(const DaemonScope& s) {
   kvReads(r, n.machines, "who holds each machine name");
   r.pub("$KV." + n.machines + "." + s.machine, "claims its own machine name, and no other");
   denyDirectedCreates(r, n);
+  return r.take();
+}
+
+Result<std::vector<GrantRow>> bootstrapGrants(const BootstrapScope& s) {
+  SHOAL_RETURN_IF_ERROR(checkConnId(s.connId));
+  SHOAL_ASSIGN_OR_RETURN(std::string join,
+                         mesh::joinCallerGrant(s.space, s.owner, s.machine, s.inviteId));
+  Rows r;
+  r.sub("_INBOX_" + s.connId + ".>", "the manager's answer");
+  r.pub(join, "exchanges this one invite for a daemon credential, and nothing else");
   return r.take();
 }
 

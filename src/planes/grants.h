@@ -22,7 +22,8 @@
 //   manager   the manager plane (Cotal's supervisor and provisioner): creates the space's
 //             streams and buckets if absent, creates and reads the directed durables (DM, TASK,
 //             DLV) and writes ACL rows; serves the provision rail and the credential rail (it
-//             reads the seat profiles for a seat's machine), answers `live.manager` probes. No
+//             reads the seat profiles for a seat's machine) and the join rail (it records each
+//             used invite in `shoal_invites_<space>`), answers `live.manager` probes. No
 //             application publish.
 //   delivery  the delivery plane: its own `fanout` (CHAT) and `reader` (INBOX) durables, copies
 //             to `P.dinbox.>` and `P.dlv.>`, the lease and membership rows it writes, the ACL,
@@ -34,6 +35,9 @@
 //             machine name in the machine-claim bucket, and no other; no application
 //             publish, no presence, no durable. Per-machine profile prefixes are (still
 //             planned): today any daemon of the space may write any profile.
+//   bootstrap an invite's one-time credential (`shoal invite`, minutes to hours): its reply
+//             inbox and one publish, the join rail subject of its own invite
+//             (`P.ep.one.manager.join.<owner>.<machine|*>.<inviteId>`); nothing else.
 //   A plane's liveness filter `P.live.<plane>.*.*` is held by that plane's profile alone; its
 //   answers are confined to `P.live.<plane>.*.*.reply.>`, so it cannot send a probe. Rail
 //   replies go back through allow_responses (one per request received): a caller's inbox is a
@@ -88,6 +92,16 @@ struct DaemonScope {
   std::string connId;
 };
 
+// An invite's bootstrap credential (`shoal invite`): the owner and machine the joining daemon
+// will run as (`machine` empty: the joiner names it) and the invite's id.
+struct BootstrapScope {
+  std::string space;
+  std::string owner;
+  std::string machine;
+  std::string inviteId;
+  std::string connId;
+};
+
 // A plane's connection: the space it serves and the inbox its own requests' replies come to.
 using PlaneScope = ReaderScope;
 
@@ -99,6 +113,7 @@ Result<std::vector<GrantRow>> adminGrants(const ReaderScope& scope);
 Result<std::vector<GrantRow>> managerGrants(const PlaneScope& scope);
 Result<std::vector<GrantRow>> deliveryGrants(const PlaneScope& scope);
 Result<std::vector<GrantRow>> daemonGrants(const DaemonScope& scope);
+Result<std::vector<GrantRow>> bootstrapGrants(const BootstrapScope& scope);
 
 // The rows as a user JWT's permissions; allow_responses (one reply, no time limit) only when a
 // kRespond row is among them.

@@ -261,6 +261,39 @@ TEST_F(GrantsTest, TheDaemonHoldsItsBucketAndItsOwnCredentialRequestsOnly) {
       "bad-caller");
 }
 
+// An invite's bootstrap credential can do one thing: send its own invite to the join rail.
+TEST_F(GrantsTest, AnInvitesBootstrapSendsItsOwnInviteOnly) {
+  using D = GrantRow::Direction;
+  const std::string owner = "u_aaaaaaaaaaaaaaaaaaaaaaaaaa";
+  const std::string other = "u_bbbbbbbbbbbbbbbbbbbbbbbbbb";
+  const std::string invite = "0123456789abcdef0123456789abcdef";
+  auto rows = bootstrapGrants(BootstrapScope{"main", owner, "beta", invite, std::string(kConnId)});
+  ASSERT_TRUE(rows.isOk()) << rows.status().toString();
+  EXPECT_EQ(rows->size(), 2u);
+  std::set<std::string> denied;
+  EXPECT_EQ(refused(*rows, rowProbes(*rows, &denied)), denied);
+  const std::string join = "cotal.main.ep.one.manager.join.";
+  const std::vector<Probe> forbidden = {
+      {D::kPublish, join + owner + ".gamma." + invite},  // another machine name
+      {D::kPublish, join + other + ".beta." + invite},   // another owner
+      {D::kPublish, join + owner + ".beta.ffffffffffffffffffffffffffffffff"},  // another invite
+      {D::kPublish, "cotal.main.ep.one.manager.issue." + owner + ".beta.n1"},
+      {D::kPublish, "$KV.shoal_seats_main." + owner + ".ada"},
+      {D::kPublish, "$JS.API.INFO"},
+      {D::kPublish, "cotal.main.chat." + owner + ".ada.general"},
+      {D::kSubscribe, "cotal.main.ep.one.manager.join.*.*.*"},  // serving the rail
+      {D::kSubscribe, "cotal.main.chat.>"},
+  };
+  std::set<std::string> expected;
+  for (const auto& f : forbidden)
+    expected.insert(f.subject);
+  EXPECT_EQ(refused(*rows, forbidden), expected);
+  auto open = bootstrapGrants(BootstrapScope{"main", owner, "", invite, std::string(kConnId)});
+  ASSERT_TRUE(open.isOk());
+  EXPECT_TRUE(refused(*open, {{D::kPublish, join + owner + ".gamma." + invite}}).empty())
+      << "an invite without a machine lets the joiner name it";
+}
+
 TEST(GrantRows, BadScopesAreRefusedWithTheirReason) {
   AgentScope s = adaScope();
   s.connId = "short";

@@ -4,6 +4,7 @@
 
 #include "base/log.h"
 #include "mesh/credential_rail.h"
+#include "mesh/join_rail.h"
 #include "mesh/provision_client.h"
 #include "planes/grants.h"
 #include "planes/space_provisioner.h"
@@ -16,6 +17,8 @@ namespace {
 namespace json = boost::json;
 
 constexpr std::chrono::milliseconds kBindFlushTimeout{5000};
+// A used invite is remembered longer than any invite lives (`shoal invite --ttl` ≤ 7 days).
+constexpr std::chrono::milliseconds kInviteRecordLifetime{8LL * 24 * 3600 * 1000};
 
 }  // namespace
 
@@ -25,6 +28,7 @@ ManagerPlane::ManagerPlane(transport::Connection& conn, transport::JetStream& js
 ManagerPlane::~ManagerPlane() {
   provisionSub_.reset();  // no new requests are posted after this
   issueSub_.reset();
+  joinSub_.reset();
   liveness_.reset();
   loop_.stop();  // the request running now finishes; queued ones are dropped
 }
@@ -35,6 +39,7 @@ Result<std::unique_ptr<ManagerPlane>> ManagerPlane::start(transport::Connection&
                                                           std::optional<CredentialIssuer> issuer) {
   SHOAL_ASSIGN_OR_RETURN(std::string filter, mesh::provisionServeFilter(space));
   SHOAL_ASSIGN_OR_RETURN(std::string issueFilter, mesh::issueServeFilter(space));
+  SHOAL_ASSIGN_OR_RETURN(std::string joinFilter, mesh::joinServeFilter(space));
   std::unique_ptr<ManagerPlane> plane(new ManagerPlane(conn, js, std::string(space)));
   if (issuer && issuer->authority != nullptr) plane->issuer_ = issuer;
   transport::Connection* c = &conn;
@@ -52,12 +57,20 @@ Result<std::unique_ptr<ManagerPlane>> ManagerPlane::start(transport::Connection&
   SHOAL_ASSIGN_OR_RETURN(
       auto issueSub,
       conn.queueSubscribe(issueFilter, mesh::kManagerQueueGroup, [self](transport::Message m) {
-        self->loop_.post([self, m = std::move(m)] { self->handleIssue(m); });
+        self->loop_.post(
+            [self, m = std::move(m)] { self->handleCredentialRequest(m, &ManagerPlane::issue); });
       }));
   plane->issueSub_.emplace(std::move(issueSub));
+  SHOAL_ASSIGN_OR_RETURN(
+      auto joinSub,
+      conn.queueSubscribe(joinFilter, mesh::kManagerQueueGroup, [self](transport::Message m) {
+        self->loop_.post(
+            [self, m = std::move(m)] { self->handleCredentialRequest(m, &ManagerPlane::join); });
+      }));
+  plane->joinSub_.emplace(std::move(joinSub));
   SHOAL_RETURN_IF_ERROR(conn.flush(kBindFlushTimeout));
   log::info("manager {}: serving provision rail{} and liveness (instance {})", space,
-            plane->issuer_ ? ", credential rail" : "", plane->liveness_->instance());
+            plane->issuer_ ? ", credential and join rails" : "", plane->liveness_->instance());
   return plane;
 }
 
@@ -202,13 +215,66 @@ Result<std::string> ManagerPlane::issue(const transport::Message& request) {
   return mesh::encodeIssueReply(mesh::IssueReply{minted.jwt, minted.expiresAt});
 }
 
-void ManagerPlane::handleIssue(const transport::Message& request) {
+Status ManagerPlane::useInvite(const std::string& inviteId, const std::string& userKey) {
+  if (!invites_) {
+    SHOAL_ASSIGN_OR_RETURN(std::string bucket, wire::bucketName(wire::Bucket::kInvites, space_));
+    transport::KvConfig config;
+    config.bucket = bucket;
+    config.description = "Shoal: join invites already used (one use each)";
+    config.ttl = kInviteRecordLifetime;
+    SHOAL_ASSIGN_OR_RETURN(auto kv, transport::KeyValue::createBucket(js_, config));
+    invites_.emplace(std::move(kv));
+  }
+  const std::string record = json::serialize(json::object{{"userKey", userKey}});
+  auto created = invites_->create(inviteId, record);
+  if (created.isOk()) return Status::ok();
+  if (created.status().code() != StatusCode::kAlreadyExists) {
+    return created.status().withContext("recording the invite's use");
+  }
+  SHOAL_ASSIGN_OR_RETURN(transport::KvEntry held, invites_->get(inviteId));
+  if (held.value == record) return Status::ok();  // the same joiner, whose reply was lost
+  return permissionDenied("invite-used", "invite " + inviteId.substr(0, 8) +
+                                             "… was used already; an invite admits one "
+                                             "machine once (ask for a new `shoal invite`)");
+}
+
+Result<std::string> ManagerPlane::join(const transport::Message& request) {
+  if (!issuer_) {
+    return failedPrecondition("no-authority",
+                              "this manager holds no credential authority: the space runs in "
+                              "open mode, or `shoal serve` was started without --authority");
+  }
+  SHOAL_ASSIGN_OR_RETURN(mesh::JoinCaller caller, mesh::parseJoinSubject(request.subject, space_));
+  SHOAL_ASSIGN_OR_RETURN(mesh::JoinRequest body, mesh::decodeJoinRequest(request.data));
+  SHOAL_RETURN_IF_ERROR(useInvite(caller.inviteId, body.userKey));
+  SHOAL_ASSIGN_OR_RETURN(
+      std::vector<GrantRow> rows,
+      daemonGrants(DaemonScope{space_, caller.owner, caller.machine, body.connId}));
+  SHOAL_ASSIGN_OR_RETURN(MintedJwt minted, issuer_->authority->mintFor(
+                                               body.userKey, space_ + "-daemon-" + caller.machine,
+                                               rows, issuer_->seatLifetime));
+  // In the ledger, so `shoal creds list` shows the machine and `shoal creds revoke` finds it.
+  const std::string name = space_ + "-daemon-" + caller.machine;
+  if (Status st = issuer_->authority->recordIssued(
+          IssuedCredential{body.userKey, name, "daemon",
+                           minted.expiresAt - issuer_->seatLifetime.count(), minted.expiresAt});
+      !st.isOk()) {
+    log::warn("manager {}: the ledger did not take {}: {}", space_, name, st.toString());
+  }
+  log::info("manager {}: machine {} joined as a daemon of {} (invite {}…, until {})", space_,
+            caller.machine, caller.owner, caller.inviteId.substr(0, 8), minted.expiresAt);
+  return mesh::encodeIssueReply(mesh::IssueReply{minted.jwt, minted.expiresAt});
+}
+
+void ManagerPlane::handleCredentialRequest(
+    const transport::Message& request,
+    Result<std::string> (ManagerPlane::*answer)(const transport::Message&)) {
   if (Status target = wire::checkRailReplyTarget(request.reply); !target.isOk()) {
     log::warn("manager {}: dropped a credential request on {}: {}", space_, request.subject,
               target.message());
     return;
   }
-  auto reply = issue(request);
+  auto reply = (this->*answer)(request);
   if (!reply.isOk()) {
     log::warn("manager {}: refused a credential request on {}: {}", space_, request.subject,
               reply.status().toString());

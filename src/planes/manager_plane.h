@@ -18,6 +18,12 @@
 // machines, passes; no profile at all is `unknown-seat`). Without one every request is refused
 // `no-authority`.
 //
+// Join rail (auth mode; mesh/join_rail.h): `cotal.<space>.ep.one.manager.join.*.*.*`, same
+// queue group. A machine holding an invite's bootstrap credential sends its daemon's public
+// key; the plane records the invite's one use in `shoal_invites_<space>` (a second key is
+// refused `invite-used`) and mints the daemon profile for the owner and machine the subject
+// names.
+//
 // Liveness: a LivenessResponder for plane `manager`, grading itself `bound` while the
 // connection is connected and `unbound` otherwise; a reconnect mints a new instance token.
 //
@@ -77,8 +83,15 @@ class ManagerPlane {
  private:
   ManagerPlane(transport::Connection& conn, transport::JetStream& js, std::string space);
   void handleProvision(const transport::Message& request);
-  void handleIssue(const transport::Message& request);
+  // Answers a credential or join request with `answer`'s reply (or its refusal).
+  void handleCredentialRequest(
+      const transport::Message& request,
+      Result<std::string> (ManagerPlane::*answer)(const transport::Message&));
   Result<std::string> issue(const transport::Message& request);
+  Result<std::string> join(const transport::Message& request);
+  // Records the invite's one use by `userKey`: OK the first time and for the same key again,
+  // `invite-used` for another key.
+  Status useInvite(const std::string& inviteId, const std::string& userKey);
   // The seat's profile names `machine` (or no machine): `not-this-machine`, `unknown-seat`.
   Status checkSeatMachine(const wire::Principal& seat, const std::string& machine);
 
@@ -86,13 +99,15 @@ class ManagerPlane {
   transport::JetStream& js_;
   const std::string space_;
   std::optional<CredentialIssuer> issuer_;
-  std::optional<transport::KeyValue> seats_;  // the seat-profile bucket, opened at first need
+  std::optional<transport::KeyValue> seats_;    // the seat-profile bucket, opened at first need
+  std::optional<transport::KeyValue> invites_;  // the used-invite bucket, made at first need
   std::atomic<uint64_t> provisionReplies_{0};
   std::atomic<uint64_t> credentialsIssued_{0};
   EventLoopThread loop_;  // runs provision requests; stopped in the destructor
   std::unique_ptr<LivenessResponder> liveness_;
   std::optional<transport::Subscription> provisionSub_;
   std::optional<transport::Subscription> issueSub_;
+  std::optional<transport::Subscription> joinSub_;
 };
 
 }  // namespace shoal::planes

@@ -166,7 +166,7 @@ Result<int64_t> mintDaemonCredential(const planes::CredentialAuthority& authorit
 }
 
 Status pushAccountClaims(const planes::CredentialAuthority& authority, const MeshPaths& paths,
-                         const std::string& url) {
+                         const std::string& url, const std::string& caFile) {
   SHOAL_ASSIGN_OR_RETURN(std::string connId, newConnId("sys"));
   SHOAL_ASSIGN_OR_RETURN(planes::MintedUser system,
                          authority.mintSystemUser(connId, std::chrono::minutes(2)));
@@ -174,6 +174,7 @@ Status pushAccountClaims(const planes::CredentialAuthority& authority, const Mes
   SHOAL_RETURN_IF_ERROR(writeCreds(path, system));
   transport::ConnectOptions options;
   options.servers = {url};
+  options.tlsCaFile = caFile;
   options.credentialsFile = path;
   options.inboxPrefix = "_INBOX_" + connId;
   options.name = "shoal creds (claims update)";

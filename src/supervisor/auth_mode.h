@@ -75,7 +75,7 @@ Result<int64_t> mintPlaneCredential(const planes::CredentialAuthority& authority
 // user of the system account: the broker then refuses revoked users and closes their
 // connections. kUnavailable when the broker cannot be reached or does not confirm.
 Status pushAccountClaims(const planes::CredentialAuthority& authority, const MeshPaths& paths,
-                         const std::string& url);
+                         const std::string& url, const std::string& caFile = "");
 
 // This machine's name as its daemons report it, kept in `<state>/machine-name`: made once from
 // the host name (a routing token: lower case, [a-z0-9_-], at most 64; `machine` when the host

@@ -5,6 +5,8 @@
 #include "supervisor/auth_mode.h"
 #include "supervisor/local_mesh.h"
 #include "supervisor/mesh_record.h"
+#include "supervisor/space_join.h"
+#include "transport/creds_file.h"
 
 namespace shoal::supervisor {
 namespace {
@@ -25,12 +27,28 @@ Status useAuthCredential(const MeshPaths& paths, BrokerTarget& target,
   return Status::ok();
 }
 
+// This machine joined the space (space_join.h): its broker, CA and daemon credential.
+Status useJoinedSpace(const JoinedSpace& joined, BrokerTarget& target) {
+  SHOAL_ASSIGN_OR_RETURN(transport::CredsInfo creds,
+                         transport::readCredsFile(FileSystem::posix(), joined.daemonCreds));
+  target.url = joined.url;
+  target.caFile = joined.caFile;
+  target.mode = "auth";
+  target.nkeySeedFile.clear();
+  target.credentialsFile = joined.daemonCreds;
+  target.inboxPrefix = creds.inboxPrefix;
+  target.caller = mesh::operatorOwnedBy(joined.owner).principal;
+  target.joined = true;
+  return Status::ok();
+}
+
 }  // namespace
 
 void BrokerTarget::applyTo(transport::ConnectOptions& options) const {
   options.servers = {url};
   options.nkeySeedFile = nkeySeedFile;
   options.credentialsFile = credentialsFile;
+  options.tlsCaFile = caFile;
   if (!inboxPrefix.empty()) options.inboxPrefix = inboxPrefix;
 }
 
@@ -44,12 +62,21 @@ Result<BrokerTarget> resolveBrokerTarget(const MeshPaths& paths, const std::stri
   if (!record.isOk() && record.status().code() != StatusCode::kNotFound) {
     if (serverOverride.empty()) return record.status();
   }
+  auto joined = readJoinedSpace(paths);
+  if (!joined.isOk() && joined.status().code() != StatusCode::kNotFound) return joined.status();
+  const bool recordUp = record.isOk() && isLiveSupervisor(*record, paths.space);
+  if (joined.isOk() && !recordUp && nkeyOverride.empty() &&
+      (serverOverride.empty() || serverOverride == joined->url)) {
+    SHOAL_RETURN_IF_ERROR(useJoinedSpace(*joined, target));
+    return target;
+  }
   if (!serverOverride.empty()) {
     target.url = serverOverride;
     target.localMesh = record.isOk() && record->url == serverOverride;
     target.nkeySeedFile = !nkeyOverride.empty() ? nkeyOverride
                           : target.localMesh    ? record->secretFile
                                                 : std::string();
+    if (target.localMesh) target.caFile = record->caFile;
     if (target.localMesh && nkeyOverride.empty() && record->mode == "auth") {
       SHOAL_RETURN_IF_ERROR(useAuthCredential(paths, target, postChannels));
     }
@@ -69,6 +96,7 @@ Result<BrokerTarget> resolveBrokerTarget(const MeshPaths& paths, const std::stri
                                                       spaceFlag(paths.space) + "`");
   }
   target.url = record->url;
+  target.caFile = record->caFile;
   target.localMesh = true;
   target.nkeySeedFile = nkeyOverride.empty() ? record->secretFile : nkeyOverride;
   if (nkeyOverride.empty() && record->mode == "auth") {

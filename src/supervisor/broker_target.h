@@ -4,6 +4,9 @@
 //   --server URL given   that broker. The credential is --nkey FILE when given; else the
 //                        space's local mesh secret when the registry's broker is that same URL
 //                        (the owner's own broker); else none.
+//   joined space         (space_join.h) when this machine ran `shoal daemon join` for the
+//                        space and runs no local mesh of it: the joined broker, its CA and
+//                        the daemon's credential (--server may name the same URL).
 //   no --server          the space's registry entry (MeshRecord) written by `shoal up`, and
 //                        the mesh secret it names — or, for a space in auth mode, the
 //                        person's own credential minted by the local authority (auth_mode.h). No
@@ -33,9 +36,13 @@ struct BrokerTarget {
   // Auth mode: the person's `.creds` and the reply inbox its grants allow.
   std::string credentialsFile;
   std::string inboxPrefix;
+  // The CA certificate to trust when the broker requires TLS (broker_tls.h); empty: plaintext.
+  std::string caFile;
   // The person at the CLI: `local.<login>` in open mode, `<owner>.<login>` in auth mode.
   wire::Principal caller;
   bool localMesh = false;  // the space's recorded local mesh (by registry or matching URL)
+  // This machine joined the space's broker elsewhere (space_join.h): the daemon's credential.
+  bool joined = false;
 
   // Sets the servers and the credential on `options`.
   void applyTo(transport::ConnectOptions& options) const;

@@ -20,6 +20,7 @@
 #include "mesh/liveness_probe.h"
 #include "mesh/operator_identity.h"
 #include "supervisor/auth_mode.h"
+#include "supervisor/broker_tls.h"
 #include "supervisor/mesh_secret.h"
 #include "supervisor/restart_policy.h"
 #include "supervisor/user_identity.h"
@@ -115,6 +116,7 @@ bool waitForManager(const MeshPaths& paths, const MeshRecord& record, millisecon
   transport::ConnectOptions options;
   options.servers = {record.url};
   options.nkeySeedFile = record.secretFile;
+  options.tlsCaFile = record.caFile;
   options.name = "shoal up";
   options.allowReconnect = false;
   wire::Principal caller = mesh::localOperator().principal;
@@ -483,23 +485,29 @@ bool isLoopbackHost(const std::string& h) {
          (inet_pton(AF_INET6, h.c_str(), &v6) == 1 && IN6_IS_ADDR_LOOPBACK(&v6));
 }
 
+struct SpaceMode {
+  bool auth = false;
+  bool tls = false;
+};
+
 // The mode the space runs in (auth_mode.h: once a space has its authority it stays in auth
-// mode) and whether `options.host` is allowed in it.
-Result<bool> chooseMode(const MeshPaths& paths, const UpOptions& options) {
-  const bool auth = options.auth || spaceUsesAuth(paths);
-  if (!auth) {
+// mode; broker_tls.h: once it has its CA it keeps TLS) and whether `options.host` is allowed
+// in it. Auth mode off loopback always runs with TLS.
+Result<SpaceMode> chooseMode(const MeshPaths& paths, const UpOptions& options) {
+  SpaceMode mode;
+  mode.auth = options.auth || spaceUsesAuth(paths);
+  mode.tls = options.tls || spaceUsesTls(paths) || (mode.auth && !isLoopbackHost(options.host));
+  if (!mode.auth) {
+    if (mode.tls) {
+      return failedPrecondition("tls-needs-auth",
+                                "TLS is for a space in auth mode (`shoal up --auth --tls`): open "
+                                "mode has one shared secret and stays on loopback");
+    }
     SHOAL_RETURN_IF_ERROR(checkOpenModeHost(options.host));
-    return false;
-  }
-  if (!isLoopbackHost(options.host)) {
-    return failedPrecondition(
-        "auth-mode-needs-tls",
-        "`--host " + options.host +
-            "` would expose the broker beyond this machine; auth mode off loopback needs TLS "
-            "(`cotals://`), which is not built yet, so it listens on loopback only");
+    return mode;
   }
   SHOAL_RETURN_IF_ERROR(checkCanEnterAuthMode(paths));
-  return true;
+  return mode;
 }
 
 }  // namespace
@@ -516,7 +524,8 @@ Status checkOpenModeHost(std::string_view host) {
 
 Status runSupervisor(const MeshPaths& paths, const UpOptions& options,
                      const std::function<void(const MeshRecord&)>& onReady) {
-  SHOAL_ASSIGN_OR_RETURN(const bool auth, chooseMode(paths, options));
+  SHOAL_ASSIGN_OR_RETURN(const SpaceMode mode, chooseMode(paths, options));
+  const bool auth = mode.auth;
   FileSystem& fs = FileSystem::posix();
   SHOAL_ASSIGN_OR_RETURN(std::string binary, findNatsServer(options.natsServer));
   SHOAL_RETURN_IF_ERROR(prepareOwnerOnlyDirs(paths));
@@ -545,6 +554,13 @@ Status runSupervisor(const MeshPaths& paths, const UpOptions& options,
   brokerOptions.startTimeout = options.readyTimeout;
   brokerOptions.extraConfig =
       auth ? authority->serverConfig(authPathsOf(paths).resolverDir) : brokerAuthorization(*secret);
+  std::string caFile;
+  if (mode.tls) {
+    SHOAL_ASSIGN_OR_RETURN(BrokerTlsFiles tls, ensureBrokerTls(paths, options.host));
+    brokerOptions.tlsCertFile = tls.certFile;
+    brokerOptions.tlsKeyFile = tls.keyFile;
+    caFile = tls.caFile;
+  }
 
   auto started = transport::LocalBroker::start(brokerOptions);
   if (!started.isOk()) return started.status().withContext("starting nats-server");
@@ -561,6 +577,7 @@ Status runSupervisor(const MeshPaths& paths, const UpOptions& options,
   record.startedAtMs = Clock::real().wallMs();
   record.mode = auth ? "auth" : "open";
   record.secretFile = auth ? std::string() : secret->seedFile;
+  record.caFile = caFile;
   Status written = writeMeshRecord(fs, paths.registryFile, record);
   if (!written.isOk()) {
     (void)broker->stop();
@@ -585,7 +602,8 @@ Status runSupervisor(const MeshPaths& paths, const UpOptions& options,
 }
 
 Result<UpOutcome> startDetached(const MeshPaths& paths, const UpOptions& options) {
-  SHOAL_ASSIGN_OR_RETURN(const bool auth, chooseMode(paths, options));
+  SHOAL_ASSIGN_OR_RETURN(const SpaceMode mode, chooseMode(paths, options));
+  const bool auth = mode.auth;
   FileSystem& fs = FileSystem::posix();
   UpOutcome outcome;
 
@@ -636,6 +654,7 @@ Result<UpOutcome> startDetached(const MeshPaths& paths, const UpOptions& options
     spawn.argv.insert(spawn.argv.end(), {"--auth", "--plane-creds-ttl",
                                          std::to_string(options.planeCredentialLifetime.count())});
   }
+  if (mode.tls) spawn.argv.push_back("--tls");
   spawn.stdoutTarget = StdioTarget::appendTo(paths.supervisorLog);
   spawn.stderrTarget = StdioTarget::appendTo(paths.supervisorLog);
   spawn.newSession = true;

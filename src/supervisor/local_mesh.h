@@ -43,6 +43,9 @@ struct UpOptions {
   // Auth mode (auth_mode.h): the broker in operator mode trusting the space's authority, each
   // plane under its own credential. A space that has its authority runs in auth mode anyway.
   bool auth = false;
+  // Auth mode: the broker requires TLS with the space's own CA (broker_tls.h). On whenever auth
+  // mode listens beyond loopback, and kept once a space has its CA.
+  bool tls = false;
   // Auth mode: how long the planes' credentials live; they are renewed at half of it.
   std::chrono::seconds planeCredentialLifetime{kPlaneCredentialLifetime};
   std::chrono::milliseconds readyTimeout{20'000};
@@ -51,8 +54,8 @@ struct UpOptions {
 // Open mode listens on loopback only: 127.0.0.0/8, ::1 or `localhost`. Any other host is
 // kFailedPrecondition `open-mode-off-loopback` — the broker would be reachable from the network
 // with one shared secret, no per-principal credentials and no TLS. runSupervisor() and
-// startDetached() check it first. Auth mode is loopback-only too until TLS is built
-// (`auth-mode-needs-tls`).
+// startDetached() check it first. Auth mode may listen anywhere, and beyond loopback it always
+// runs with TLS; TLS without auth mode is refused (`tls-needs-auth`).
 Status checkOpenModeHost(std::string_view host);
 
 // Runs the supervisor in this process until SIGTERM or SIGINT; `onReady` is called once the

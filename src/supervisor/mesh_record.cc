@@ -20,6 +20,7 @@ std::string encodeMeshRecord(const MeshRecord& r) {
   o["startedAtMs"] = r.startedAtMs;
   o["mode"] = r.mode;
   if (!r.secretFile.empty()) o["secretFile"] = r.secretFile;
+  if (!r.caFile.empty()) o["caFile"] = r.caFile;
   return json::serialize(o) + "\n";
 }
 
@@ -60,6 +61,7 @@ Result<MeshRecord> decodeMeshRecord(std::string_view text, std::string_view path
   if (o.contains("servePid") && !num("servePid", r.servePid)) return bad("bad servePid");
   if (o.contains("daemonPid") && !num("daemonPid", r.daemonPid)) return bad("bad daemonPid");
   if (o.contains("secretFile") && !str("secretFile", r.secretFile)) return bad("bad secretFile");
+  if (o.contains("caFile") && !str("caFile", r.caFile)) return bad("bad caFile");
   r.port = static_cast<int>(port);
   return r;
 }

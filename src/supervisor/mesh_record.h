@@ -6,11 +6,11 @@
 //   {"version":1,"space":"main","url":"nats://127.0.0.1:4222","host":"127.0.0.1","port":4222,
 //    "storeDir":"…/broker","brokerPid":124,"supervisorPid":123,"servePid":125,
 //    "daemonPid":126,"startedAtMs":1764500000000,"mode":"open",
-//    "secretFile":"…/secrets/main.nk"}
+//    "secretFile":"…/secrets/main.nk","caFile":"…/secrets/main-tls/ca.pem"}
 //
 // `servePid` and `daemonPid` may be absent (read as 0); `secretFile` (the mesh secret the
 // broker requires, mesh_secret.h — its path, never its content) is absent in records of
-// brokers started without one.
+// brokers started without one; `caFile` in records of plaintext brokers.
 //
 // Unknown fields are ignored on read; a file that is not this shape is refused with kDataLoss
 // naming the file and the remedy (`shoal down --force` removes it).
@@ -42,6 +42,9 @@ struct MeshRecord {
   // mesh owner) may connect.
   std::string mode = "open";
   std::string secretFile;
+  // The CA certificate a client of a broker that requires TLS trusts (broker_tls.h); empty
+  // for a plaintext broker.
+  std::string caFile;
 
   friend bool operator==(const MeshRecord&, const MeshRecord&) = default;
 };

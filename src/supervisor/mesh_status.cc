@@ -132,6 +132,7 @@ Result<MeshStatus> inspectMesh(const MeshPaths& paths, const std::string& server
   BrokerTarget target;
   target.space = paths.space;
   target.url = record->url;
+  target.caFile = record->caFile;
   target.nkeySeedFile = nkeyFile.empty() ? record->secretFile : nkeyFile;
   target.caller = mesh::localOperator().principal;
   target.localMesh = true;

@@ -262,6 +262,16 @@ Result<std::unique_ptr<Connection>> Connection::connect(ConnectOptions options) 
         natsOptions_SetNKeyFromSeed(opts.get(), publicKey.c_str(), options.nkeySeedFile.c_str()),
         "nkey"));
   }
+  if (!options.tlsCaFile.empty()) {
+    SHOAL_RETURN_IF_ERROR(check(natsOptions_SetSecure(opts.get(), true), "tls"));
+    SHOAL_RETURN_IF_ERROR(check(
+        natsOptions_LoadCATrustedCertificates(opts.get(), options.tlsCaFile.c_str()), "tls ca"));
+    if (!options.servers.empty()) {
+      SHOAL_ASSIGN_OR_RETURN(auto hostPort, parseServerUrl(options.servers.front()));
+      SHOAL_RETURN_IF_ERROR(
+          check(natsOptions_SetExpectedHostname(opts.get(), hostPort.first.c_str()), "tls host"));
+    }
+  }
   SHOAL_RETURN_IF_ERROR(check(natsOptions_SetSendAsap(opts.get(), options.sendAsap), "send asap"));
   SHOAL_RETURN_IF_ERROR(
       check(natsOptions_SetTimeout(opts.get(), timeoutMs(options.connectTimeout)), "timeout"));

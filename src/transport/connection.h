@@ -88,6 +88,10 @@ struct ConnectOptions {
   // A file holding a user nkey seed (`SU…`, nkey.h): the client signs the server's nonce with
   // it at every (re)connect; the seed never leaves this process. The local mesh's secret.
   std::string nkeySeedFile{};
+  // A PEM file of the certificate authorities to trust. Non-empty: the connection requires TLS,
+  // verifies the server's certificate against these roots only, and checks that it names the
+  // first URL's host (tls_identity.h). A plaintext server is refused (`tls-required`).
+  std::string tlsCaFile{};
   // Flush every publish immediately instead of batching (responders: replies leave at once).
   bool sendAsap = false;
   // Keep retrying an initial connect that fails (using the reconnect settings) instead of

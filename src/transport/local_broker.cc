@@ -136,7 +136,8 @@ LocalBroker::~LocalBroker() {
 std::string LocalBroker::url() const {
   std::string host = options_.host;
   if (host.find(':') != std::string::npos) host = "[" + host + "]";
-  return "nats://" + host + ":" + std::to_string(port_);
+  const char* scheme = options_.tlsCertFile.empty() ? "nats://" : "tls://";
+  return scheme + host + ":" + std::to_string(port_);
 }
 
 pid_t LocalBroker::pid() const {
@@ -159,10 +160,17 @@ Result<std::vector<std::string>> LocalBroker::buildArgv(int port) {
   if (options_.jetstream) {
     argv.insert(argv.end(), {"-js", "-sd", options_.storeDir});
   }
-  if (options_.maxPayload || !options_.extraConfig.empty()) {
+  const bool tls = !options_.tlsCertFile.empty();
+  if (options_.maxPayload || !options_.extraConfig.empty() || tls) {
     std::string config = "# Written by shoal (LocalBroker); regenerated on every start.\n";
     if (options_.maxPayload)
       config += "max_payload: " + std::to_string(*options_.maxPayload) + "\n";
+    if (tls) {
+      // A `tls` block makes TLS required of every client; the handshake may take a loaded
+      // machine more than the default half second.
+      config += "tls {\n  cert_file: \"" + options_.tlsCertFile + "\"\n  key_file: \"" +
+                options_.tlsKeyFile + "\"\n  timeout: 5\n}\n";
+    }
     config += options_.extraConfig;
     config += "\n";
     std::string path = options_.storeDir + "/nats-server.conf";

@@ -51,6 +51,10 @@ struct LocalBrokerOptions {
   // generated config file.
   std::string extraConfig{};
   std::vector<std::string> extraArgs{};
+  // A PEM certificate chain and its key (tls_identity.h): the server then requires TLS of every
+  // client, and url() is `tls://…`. Empty: plaintext.
+  std::string tlsCertFile{};
+  std::string tlsKeyFile{};
   std::string serverName{};  // empty: nats-server's default
   std::chrono::milliseconds startTimeout{15000};
   std::chrono::milliseconds stopGrace{5000};
@@ -70,7 +74,7 @@ class LocalBroker {
   LocalBroker& operator=(const LocalBroker&) = delete;
   ~LocalBroker();
 
-  // "nats://127.0.0.1:<port>".
+  // "nats://127.0.0.1:<port>" ("tls://…" with a certificate).
   std::string url() const;
   const std::string& host() const { return options_.host; }
   int port() const { return port_; }

@@ -1,6 +1,7 @@
 #include "transport/server_probe.h"
 
 #include <string_view>
+#include <utility>
 
 #include <boost/json.hpp>
 #include <errno.h>
@@ -20,20 +21,6 @@ int msLeft(SteadyClock::time_point deadline) {
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::now());
   return left.count() > 0 ? static_cast<int>(left.count()) : 0;
 }
-
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 Status unreachable(const std::string& where, const std::string& why) {
   return unavailable("server-unreachable", "no NATS server answering at " + where + ": " + why);
@@ -126,8 +113,8 @@ Result<std::pair<std::string, int>> parseServerUrl(const std::string& url) {
   return std::make_pair(host, port);
 }
 
-Result<ProbedServerInfo> probeServer(const std::string& host, int port,
-                                     std::chrono::milliseconds timeout) {
+Result<ProbedSocket> probeServerKeepingSocket(const std::string& host, int port,
+                                              std::chrono::milliseconds timeout) {
   const auto deadline = SteadyClock::now() + timeout;
   const std::string where = host + ":" + std::to_string(port);
 
@@ -145,18 +132,21 @@ Result<ProbedServerInfo> probeServer(const std::string& host, int port,
     raw = connectBefore(ai, deadline, &why);
   }
   if (raw < 0) return unreachable(where, why);
-  Fd fd(raw);
+  ProbedSocket probed(raw);
+  const int fd = probed.fd();
 
   // The server speaks first: "INFO {json}\r\n".
   std::string line;
   char buf[4096];
   while (line.find('\n') == std::string::npos) {
     if (line.size() > 64 * 1024) break;
-    struct pollfd pfd = {fd.get(), POLLIN, 0};
+    struct pollfd pfd = {fd, POLLIN, 0};
     int r = ::poll(&pfd, 1, msLeft(deadline));
     if (r < 0 && errno == EINTR) continue;
     if (r <= 0) return unreachable(where, r == 0 ? "no INFO before the deadline" : "poll failed");
-    ssize_t n = ::recv(fd.get(), buf, sizeof(buf), 0);
+    // Nothing follows the INFO line until the client speaks, so no byte of a later frame
+    // (a TLS handshake) is consumed here.
+    ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
     if (n <= 0) return unreachable(where, "connection closed before INFO");
     line.append(buf, static_cast<size_t>(n));
@@ -176,7 +166,7 @@ Result<ProbedServerInfo> probeServer(const std::string& host, int port,
     return failedPrecondition("not-a-nats-server", where + " sent an INFO line that is not JSON");
   }
   const auto& o = v.as_object();
-  ProbedServerInfo info;
+  ProbedServerInfo& info = probed.info;
   info.serverId = jsonString(o, "server_id");
   info.serverName = jsonString(o, "server_name");
   info.version = jsonString(o, "version");
@@ -189,7 +179,20 @@ Result<ProbedServerInfo> probeServer(const std::string& host, int port,
     int64_t n = it->value().to_number<int64_t>(numberError);
     if (!numberError) info.maxPayload = n;
   }
-  return info;
+  return probed;
+}
+
+Result<ProbedServerInfo> probeServer(const std::string& host, int port,
+                                     std::chrono::milliseconds timeout) {
+  SHOAL_ASSIGN_OR_RETURN(ProbedSocket probed, probeServerKeepingSocket(host, port, timeout));
+  return probed.info;
+}
+
+ProbedSocket::ProbedSocket(ProbedSocket&& other) noexcept
+    : info(std::move(other.info)), fd_(std::exchange(other.fd_, -1)) {}
+
+ProbedSocket::~ProbedSocket() {
+  if (fd_ >= 0) ::close(fd_);
 }
 
 }  // namespace shoal::transport

@@ -34,6 +34,27 @@ struct ProbedServerInfo {
 Result<ProbedServerInfo> probeServer(const std::string& host, int port,
                                      std::chrono::milliseconds timeout);
 
+// The same probe, with the socket left open after the INFO line so the caller can go on with
+// the protocol (a TLS handshake: tls_identity.h). The socket is non-blocking; the object owns
+// it (move-only; the destructor closes it).
+class ProbedSocket {
+ public:
+  explicit ProbedSocket(int fd) : fd_(fd) {}
+  ProbedSocket(ProbedSocket&& other) noexcept;
+  ProbedSocket& operator=(ProbedSocket&&) = delete;
+  ProbedSocket(const ProbedSocket&) = delete;
+  ProbedSocket& operator=(const ProbedSocket&) = delete;
+  ~ProbedSocket();
+
+  int fd() const { return fd_; }
+  ProbedServerInfo info{};
+
+ private:
+  int fd_ = -1;
+};
+Result<ProbedSocket> probeServerKeepingSocket(const std::string& host, int port,
+                                              std::chrono::milliseconds timeout);
+
 // Splits "nats://host:port" (scheme optional, default port 4222) into host and port.
 Result<std::pair<std::string, int>> parseServerUrl(const std::string& url);
 

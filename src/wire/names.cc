@@ -63,6 +63,8 @@ std::string_view bucketPrefix(Bucket bucket) {
       return "shoal_seats_";
     case Bucket::kMachines:
       return "shoal_machines_";
+    case Bucket::kInvites:
+      return "shoal_invites_";
   }
   return "cotal_unknown_";
 }

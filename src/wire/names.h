@@ -44,6 +44,7 @@ enum class Bucket {
   kManager,
   kSeats,     // Shoal's own: the seat profiles the daemons run (shoal_seats_<space>)
   kMachines,  // Shoal's own: which daemon holds each machine name (shoal_machines_<space>)
+  kInvites,   // Shoal's own: the join invites already used (shoal_invites_<space>)
 };
 
 // cotal_presence_<space>, ... (the KV API stream is `KV_` + this name).

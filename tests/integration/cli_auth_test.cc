@@ -254,10 +254,23 @@ TEST_F(CliUpAuthTest, AnOpenSpaceIsNotSilentlyEmptiedByAuthMode) {
   EXPECT_NE(up.out.find("space-is-open"), std::string::npos) << up.out << up.err;
 }
 
-TEST_F(CliUpAuthTest, AuthModeStaysOnLoopbackUntilTls) {
-  CliRun up = shoal({"up", "--auth", "--host", "0.0.0.0", "--port", port(), "--json"});
-  EXPECT_EQ(up.code, 1) << up.out << up.err;
-  EXPECT_NE(up.out.find("auth-mode-needs-tls"), std::string::npos) << up.out << up.err;
+// Beyond loopback auth mode always runs with TLS, under a CA made for the space whose key
+// only its owner can read; a wildcard address names nothing to invite others to.
+TEST_F(CliUpAuthTest, AuthModeBeyondLoopbackRunsWithTls) {
+  CliRun up = shoal({"up", "--auth", "--host", "0.0.0.0", "--port", port(), "--no-daemon"});
+  ASSERT_EQ(up.code, 0) << up.out << up.err;
+  auto rec = record();
+  ASSERT_TRUE(rec.isOk());
+  EXPECT_EQ(rec->url.rfind("tls://", 0), 0u) << rec->url;
+  EXPECT_EQ(modeOf(secretsDir() + "/itest-tls/ca-key.pem"), 0600u);
+  EXPECT_EQ(modeOf(secretsDir() + "/itest-tls/server-key.pem"), 0600u);
+  EXPECT_EQ(modeOf(secretsDir() + "/itest-tls"), 0700u);
+  json::value s = status();
+  ASSERT_TRUE(s.is_object());
+  EXPECT_EQ(responderOf(s, "manager"), "bound") << json::serialize(s);
+  CliRun invite = shoal({"invite", "--json"});
+  EXPECT_NE(invite.code, 0);
+  EXPECT_NE(invite.out.find("invite-needs-address"), std::string::npos) << invite.out;
 }
 
 TEST_F(CliUpAuthTest, ThePlanesOutliveTheirCredentials) {

@@ -102,6 +102,7 @@ class CliTest : public ::testing::Test {
       auto end = std::find(argv.begin(), argv.end(), std::string("--"));
       argv.insert(end, {"--space", "itest"});
     }
+    argv.insert(argv.begin(), commandPrefix_.begin(), commandPrefix_.end());
     SpawnOptions opts;
     opts.argv = argv;
     opts.env = {{"HOME", home_->path()},
@@ -223,6 +224,8 @@ class CliTest : public ::testing::Test {
   std::optional<transport::JetStream> js_;
   std::optional<transport::KeyValue> presence_;
   std::optional<testing::TempDir> home_;
+  // Runs every `shoal` under this command (e.g. `ip netns exec NS`: another host's network).
+  std::vector<std::string> commandPrefix_;
   int port_ = 0;
   int runs_ = 0;
   std::deque<Background> background_;  // deque: pointers handed out stay valid

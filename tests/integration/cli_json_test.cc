@@ -199,6 +199,11 @@ TEST_F(CliJsonTest, EveryCommandSpeaksTheContractInSuccessAndFailure) {
   expectFailure({"creds", "mint", "ada", "--out", "/nonexistent/ada.creds"}, 1);
   expectFailure({"creds", "list"}, 1);
   expectFailure({"creds", "revoke", "ada"}, 1);
+  // Open mode has no invites (their successes: cli_join_test.cc, --json).
+  covered.insert("invite");
+  expectFailure({"invite"}, 1);
+  covered.insert("daemon join");
+  expectFailure({"daemon", "join", "cotal://127.0.0.1/itest?owner=x"}, 1);
   covered.insert("mcp");
   expectFailure({"mcp", "--seat", "nobody"});
   covered.insert("seat compact");
