@@ -129,6 +129,7 @@ Status applyAuthMode(const DaemonArgs& args, const supervisor::MeshPaths& paths,
   }
   if (joined.isOk()) {
     options.identity.owner = joined->owner;  // the owner who invited this machine
+    options.renewsOwnCredential = args.creds.empty();
   } else {
     SHOAL_ASSIGN_OR_RETURN(supervisor::UserIdentity me,
                            supervisor::ensureUserIdentity(paths.secretsDir));

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/file_system.h"
 #include "base/ids.h"
 #include "base/log.h"
@@ -97,6 +98,10 @@ Result<std::unique_ptr<DaemonService>> DaemonService::start(DaemonOptions option
   if (!d->options_.credentialsFile.empty()) {
     d->seatCreds_ = std::make_unique<SeatCredentials>(
         *d->conn_, d->options_.space, d->options_.identity, d->options_.seatCredsDir);
+    if (d->options_.renewsOwnCredential) {
+      d->ownCredential_ = std::make_unique<OwnCredential>(
+          *d->conn_, d->options_.space, d->options_.identity, d->options_.credentialsFile);
+    }
   }
   SHOAL_ASSIGN_OR_RETURN(auto js, transport::JetStream::create(*d->conn_));
   d->js_.emplace(std::move(js));
@@ -361,6 +366,7 @@ void DaemonService::retryOpens() {
   healPoisonedSeats();
   rescanProfiles();
   if (seatCreds_ != nullptr) (void)seatCreds_->renewDue();
+  if (ownCredential_ != nullptr) (void)ownCredential_->renewIfDue(Clock::real().wallMs() / 1000);
   const auto now = std::chrono::steady_clock::now();
   std::vector<std::string> due;
   for (const auto& [id, pending] : retries_)

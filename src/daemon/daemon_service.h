@@ -59,6 +59,7 @@
 #include "base/result.h"
 #include "daemon/control_socket.h"
 #include "daemon/machine_claim.h"
+#include "daemon/own_credential.h"
 #include "daemon/profile_store.h"
 #include "daemon/seat.h"
 #include "daemon/seat_credentials.h"
@@ -87,6 +88,9 @@ struct DaemonOptions {
   std::string tlsCaFile;
   DaemonIdentity identity;
   std::string seatCredsDir;
+  // A joined machine (supervisor/space_join.h): the daemon renews its own credential over the
+  // manager's rail (own_credential.h); on the authority's machine the supervisor re-mints it.
+  bool renewsOwnCredential = false;
 };
 
 class DaemonService {
@@ -147,8 +151,9 @@ class DaemonService {
   std::map<std::string, uint64_t> seenRevision_;  // by id: the profile revision acted on
   std::chrono::steady_clock::time_point nextRescan_{};
   std::unique_ptr<transport::Connection> conn_;
-  std::unique_ptr<SeatCredentials> seatCreds_;  // auth mode only
-  std::unique_ptr<MachineClaim> claim_;         // when options_.machine is set
+  std::unique_ptr<SeatCredentials> seatCreds_;    // auth mode only
+  std::unique_ptr<OwnCredential> ownCredential_;  // a joined machine only
+  std::unique_ptr<MachineClaim> claim_;           // when options_.machine is set
   bool claimLost_ = false;
   std::optional<transport::JetStream> js_;
   std::optional<ProfileStore> store_;

@@ -213,6 +213,50 @@ Result<IssueReply> decodeIssueReply(std::string_view text) {
   return IssueReply{std::string(jwt->as_string()), expires->as_int64()};
 }
 
+Result<std::string> encodeDaemonRenewal(const DaemonRenewal& renewal) {
+  if (!transport::isNKeyPublic(renewal.daemonKey, transport::NKeyRole::kUser)) {
+    return badRequest("daemonKey is not a user public key (U…)");
+  }
+  if (renewal.connId.size() < 8 || renewal.connId.size() > 120 ||
+      !wire::isRoutingToken(renewal.connId)) {
+    return badRequest("a connection id is 8-120 of [A-Za-z0-9_-]");
+  }
+  return json::serialize(
+      json::object{{"daemonKey", renewal.daemonKey}, {"connId", renewal.connId}});
+}
+
+Result<std::optional<DaemonRenewal>> decodeDaemonRenewal(std::string_view text) {
+  if (text.size() > kMaxIssueBodyBytes) return badRequest("request body too large");
+  SHOAL_ASSIGN_OR_RETURN(json::value v, parseRailObject(text));
+  const json::object& o = v.as_object();
+  if (!o.contains("daemonKey")) return std::optional<DaemonRenewal>();
+  DaemonRenewal out;
+  for (const auto& [k, value] : o) {
+    if (!value.is_string()) return badRequest("'" + std::string(k) + "' must be a string");
+    if (k == "daemonKey") {
+      out.daemonKey = std::string(value.as_string());
+    } else if (k == "connId") {
+      out.connId = std::string(value.as_string());
+    } else {
+      return badRequest("unknown key '" + std::string(k) + "'");
+    }
+  }
+  SHOAL_RETURN_IF_ERROR(encodeDaemonRenewal(out).status());
+  return std::optional<DaemonRenewal>(std::move(out));
+}
+
+Result<IssueReply> requestDaemonRenewal(transport::Connection& conn, std::string_view space,
+                                        std::string_view owner, std::string_view machine,
+                                        const DaemonRenewal& renewal,
+                                        std::chrono::milliseconds timeout) {
+  SHOAL_ASSIGN_OR_RETURN(std::string nonce, newHexToken(16));
+  SHOAL_ASSIGN_OR_RETURN(std::string subject, issueSubject(space, owner, machine, nonce));
+  SHOAL_ASSIGN_OR_RETURN(std::string body, encodeDaemonRenewal(renewal));
+  auto reply = conn.request(subject, body, timeout);
+  if (!reply.isOk()) return reply.status().withContext("renewing the daemon's credential");
+  return decodeIssueReply(reply->data);
+}
+
 Result<IssueReply> requestSeatCredential(transport::Connection& conn, std::string_view space,
                                          std::string_view owner, std::string_view machine,
                                          const IssueRequest& request,

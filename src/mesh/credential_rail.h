@@ -92,6 +92,23 @@ std::string encodeIssueReply(const IssueReply& reply);
 // kFailedPrecondition: asking again changes nothing), or `bad-issue-reply`.
 Result<IssueReply> decodeIssueReply(std::string_view json);
 
+// A joined machine's daemon renewing its own credential (space_join.h): the same key, a new JWT.
+// Body {"daemonKey":"U…","connId":"…"} on the daemon's own issue subject; the manager renews
+// only the key it issued to that owner and machine at the join, unless revoked since.
+struct DaemonRenewal {
+  std::string daemonKey;
+  std::string connId;
+
+  bool operator==(const DaemonRenewal&) const = default;
+};
+Result<std::string> encodeDaemonRenewal(const DaemonRenewal& renewal);
+// nullopt when `json` is a seat's request (it names no daemonKey); `bad-issue-request`.
+Result<std::optional<DaemonRenewal>> decodeDaemonRenewal(std::string_view json);
+Result<IssueReply> requestDaemonRenewal(transport::Connection& conn, std::string_view space,
+                                        std::string_view owner, std::string_view machine,
+                                        const DaemonRenewal& renewal,
+                                        std::chrono::milliseconds timeout);
+
 // Asks the space's manager for `request`'s credential. No manager serving: kUnavailable
 // `manager-not-serving`; one that holds no authority: its refusal `no-authority`.
 Result<IssueReply> requestSeatCredential(transport::Connection& conn, std::string_view space,

@@ -83,3 +83,30 @@ TEST(JoinRailTest, AUsedInviteIsAPermanentRefusal) {
 
 }  // namespace
 }  // namespace shoal::mesh
+
+namespace shoal::mesh {
+namespace {
+
+TEST(DaemonRenewalTest, ARenewalIsTellableFromASeatsRequestAndRoundTrips) {
+  DaemonRenewal renewal{transport::generateNKey(transport::NKeyRole::kUser)->publicKey,
+                        "ibxdmn0123456789"};
+  auto body = encodeDaemonRenewal(renewal);
+  ASSERT_TRUE(body.isOk()) << body.status().toString();
+  auto back = decodeDaemonRenewal(*body);
+  ASSERT_TRUE(back.isOk() && back->has_value()) << back.status().toString();
+  EXPECT_EQ(**back, renewal);
+  auto seat = decodeDaemonRenewal(R"({"principal":"u_aaaaaaaaaaaaaaaaaaaaaaaaaa.ada"})");
+  ASSERT_TRUE(seat.isOk());
+  EXPECT_FALSE(seat->has_value()) << "a seat's request names no daemonKey";
+  EXPECT_EQ(
+      decodeDaemonRenewal(R"({"daemonKey":"Unot","connId":"ibxdmn0123456789"})").status().reason(),
+      "bad-issue-request");
+  EXPECT_EQ(decodeDaemonRenewal(std::string(R"({"daemonKey":")") + renewal.daemonKey +
+                                R"(","connId":"ibxdmn0123456789","role":"x"})")
+                .status()
+                .reason(),
+            "bad-issue-request");
+}
+
+}  // namespace
+}  // namespace shoal::mesh

@@ -190,6 +190,11 @@ Result<std::vector<IssuedCredential>> CredentialAuthority::issued() const {
   return out;
 }
 
+bool CredentialAuthority::isRevokedOnDisk(const std::string& userKey) const {
+  auto current = readRevocations(*fs_, dir_ + "/revocations.json");
+  return !current.isOk() || current->count(userKey) > 0;
+}
+
 Status CredentialAuthority::recordIssued(const IssuedCredential& credential) const {
   SHOAL_ASSIGN_OR_RETURN(std::vector<IssuedCredential> all, issued());
   all.push_back(credential);

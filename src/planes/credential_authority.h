@@ -88,6 +88,9 @@ class CredentialAuthority {
   Status revoke(const std::string& userKey);
   const std::map<std::string, int64_t>& revocations() const { return revocations_; }
   bool isRevoked(const std::string& userKey) const { return revocations_.count(userKey) > 0; }
+  // As the authority's files say now (another process, `shoal creds revoke`, may have revoked
+  // it since this one opened them); an unreadable file counts as revoked.
+  bool isRevokedOnDisk(const std::string& userKey) const;
 
   // The ledger of credentials handed out by hand: recordIssued appends one (durably) and drops
   // those expired more than a week ago.

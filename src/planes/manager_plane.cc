@@ -1,5 +1,7 @@
 #include "planes/manager_plane.h"
 
+#include <algorithm>
+
 #include <boost/json.hpp>
 
 #include "base/log.h"
@@ -190,6 +192,8 @@ Result<std::string> ManagerPlane::issue(const transport::Message& request) {
   }
   SHOAL_ASSIGN_OR_RETURN(mesh::IssueCaller caller,
                          mesh::parseIssueSubject(request.subject, space_));
+  SHOAL_ASSIGN_OR_RETURN(auto renewal, mesh::decodeDaemonRenewal(request.data));
+  if (renewal) return renewDaemon(caller, *renewal);
   SHOAL_ASSIGN_OR_RETURN(mesh::IssueRequest body, mesh::decodeIssueRequest(request.data));
   if (body.principal.owner != caller.owner) {
     return permissionDenied("not-this-owner",
@@ -238,6 +242,46 @@ Status ManagerPlane::useInvite(const std::string& inviteId, const std::string& u
                                              "machine once (ask for a new `shoal invite`)");
 }
 
+Result<std::string> ManagerPlane::mintDaemon(const std::string& owner, const std::string& machine,
+                                             const std::string& userKey,
+                                             const std::string& connId) {
+  SHOAL_ASSIGN_OR_RETURN(std::vector<GrantRow> rows,
+                         daemonGrants(DaemonScope{space_, owner, machine, connId}));
+  const std::string name = space_ + "-daemon-" + machine;
+  SHOAL_ASSIGN_OR_RETURN(MintedJwt minted,
+                         issuer_->authority->mintFor(userKey, name, rows, issuer_->seatLifetime));
+  // In the ledger, so `shoal creds list` shows the machine and `shoal creds revoke` finds it.
+  const int64_t issuedAt = minted.expiresAt - issuer_->seatLifetime.count();
+  if (Status st = issuer_->authority->recordIssued(
+          IssuedCredential{userKey, name, "daemon", issuedAt, minted.expiresAt});
+      !st.isOk()) {
+    log::warn("manager {}: the ledger did not take {}: {}", space_, name, st.toString());
+  }
+  return mesh::encodeIssueReply(mesh::IssueReply{minted.jwt, minted.expiresAt});
+}
+
+Result<std::string> ManagerPlane::renewDaemon(const mesh::IssueCaller& caller,
+                                              const mesh::DaemonRenewal& renewal) {
+  const std::string name = space_ + "-daemon-" + caller.machine;
+  SHOAL_ASSIGN_OR_RETURN(std::vector<IssuedCredential> issued, issuer_->authority->issued());
+  const bool joined = std::any_of(issued.begin(), issued.end(), [&](const IssuedCredential& c) {
+    return c.profile == "daemon" && c.name == name && c.userKey == renewal.daemonKey;
+  });
+  if (!joined) {
+    return permissionDenied("not-this-machine",
+                            "no machine joined as " + caller.machine +
+                                " holds that key: a daemon renews only the credential its join "
+                                "gave it");
+  }
+  if (issuer_->authority->isRevokedOnDisk(renewal.daemonKey)) {
+    return permissionDenied("daemon-credential-refused", "the daemon credential of machine " +
+                                                             caller.machine +
+                                                             " was revoked; it needs a new invite");
+  }
+  log::info("manager {}: renewed the daemon credential of machine {}", space_, caller.machine);
+  return mintDaemon(caller.owner, caller.machine, renewal.daemonKey, renewal.connId);
+}
+
 Result<std::string> ManagerPlane::join(const transport::Message& request) {
   if (!issuer_) {
     return failedPrecondition("no-authority",
@@ -247,23 +291,9 @@ Result<std::string> ManagerPlane::join(const transport::Message& request) {
   SHOAL_ASSIGN_OR_RETURN(mesh::JoinCaller caller, mesh::parseJoinSubject(request.subject, space_));
   SHOAL_ASSIGN_OR_RETURN(mesh::JoinRequest body, mesh::decodeJoinRequest(request.data));
   SHOAL_RETURN_IF_ERROR(useInvite(caller.inviteId, body.userKey));
-  SHOAL_ASSIGN_OR_RETURN(
-      std::vector<GrantRow> rows,
-      daemonGrants(DaemonScope{space_, caller.owner, caller.machine, body.connId}));
-  SHOAL_ASSIGN_OR_RETURN(MintedJwt minted, issuer_->authority->mintFor(
-                                               body.userKey, space_ + "-daemon-" + caller.machine,
-                                               rows, issuer_->seatLifetime));
-  // In the ledger, so `shoal creds list` shows the machine and `shoal creds revoke` finds it.
-  const std::string name = space_ + "-daemon-" + caller.machine;
-  if (Status st = issuer_->authority->recordIssued(
-          IssuedCredential{body.userKey, name, "daemon",
-                           minted.expiresAt - issuer_->seatLifetime.count(), minted.expiresAt});
-      !st.isOk()) {
-    log::warn("manager {}: the ledger did not take {}: {}", space_, name, st.toString());
-  }
-  log::info("manager {}: machine {} joined as a daemon of {} (invite {}…, until {})", space_,
-            caller.machine, caller.owner, caller.inviteId.substr(0, 8), minted.expiresAt);
-  return mesh::encodeIssueReply(mesh::IssueReply{minted.jwt, minted.expiresAt});
+  log::info("manager {}: machine {} joined as a daemon of {} (invite {}…)", space_, caller.machine,
+            caller.owner, caller.inviteId.substr(0, 8));
+  return mintDaemon(caller.owner, caller.machine, body.userKey, body.connId);
 }
 
 void ManagerPlane::handleCredentialRequest(

@@ -45,6 +45,7 @@
 
 #include "base/executor.h"
 #include "base/result.h"
+#include "mesh/credential_rail.h"
 #include "planes/credential_authority.h"
 #include "planes/liveness_responder.h"
 #include "transport/connection.h"
@@ -89,6 +90,13 @@ class ManagerPlane {
       Result<std::string> (ManagerPlane::*answer)(const transport::Message&));
   Result<std::string> issue(const transport::Message& request);
   Result<std::string> join(const transport::Message& request);
+  // A joined machine's daemon renewing its own credential: only the key its join recorded in
+  // the ledger, and not once revoked.
+  Result<std::string> renewDaemon(const mesh::IssueCaller& caller,
+                                  const mesh::DaemonRenewal& renewal);
+  // The daemon profile's JWT for `userKey`, recorded in the authority's ledger.
+  Result<std::string> mintDaemon(const std::string& owner, const std::string& machine,
+                                 const std::string& userKey, const std::string& connId);
   // Records the invite's one use by `userKey`: OK the first time and for the same key again,
   // `invite-used` for another key.
   Status useInvite(const std::string& inviteId, const std::string& userKey);

@@ -74,7 +74,7 @@ Status writeContext(const JoinedPaths& files, const JoinedSpace& joined) {
 
 // Connects under the bootstrap credential and exchanges the invite for the daemon's JWT.
 Result<mesh::IssueReply> exchangeInvite(const wire::JoinLink& link, const JoinedPaths& files,
-                                        const mesh::JoinCaller& caller,
+                                        const std::string& caFile, const mesh::JoinCaller& caller,
                                         const mesh::JoinRequest& request,
                                         std::chrono::milliseconds timeout) {
   FileSystem& fs = FileSystem::posix();
@@ -83,7 +83,7 @@ Result<mesh::IssueReply> exchangeInvite(const wire::JoinLink& link, const Joined
   auto creds = transport::readCredsFile(fs, bootstrap);
   transport::ConnectOptions options;
   options.servers = {urlOf(link)};
-  options.tlsCaFile = files.caFile;
+  options.tlsCaFile = caFile;
   options.credentialsFile = bootstrap;
   options.inboxPrefix = creds.isOk() ? creds->inboxPrefix : std::string();
   options.name = "shoal daemon join";
@@ -227,14 +227,17 @@ Result<JoinedSpace> joinSpace(const MeshPaths& paths, const std::string& linkTex
   const JoinedPaths files = joinedPathsOf(paths);
   SHOAL_RETURN_IF_ERROR(ensureOwnerOnlyDir(paths.secretsDir));
   SHOAL_RETURN_IF_ERROR(ensureOwnerOnlyDir(files.dir));
-  SHOAL_RETURN_IF_ERROR(writeFileAtomically(FileSystem::posix(), files.caFile, caPem));
+  // A context joined before stays whole until this join succeeds: the new CA is staged.
+  const std::string stagedCa = files.caFile + ".new";
+  SHOAL_RETURN_IF_ERROR(writeFileAtomically(FileSystem::posix(), stagedCa, caPem));
   SHOAL_ASSIGN_OR_RETURN(transport::NKeyPair key,
                          transport::generateNKey(transport::NKeyRole::kUser));
   SHOAL_ASSIGN_OR_RETURN(std::string connId, newDaemonConnId());
-  SHOAL_ASSIGN_OR_RETURN(mesh::IssueReply reply,
-                         exchangeInvite(link, files, caller, {key.publicKey, connId}, timeout));
+  SHOAL_ASSIGN_OR_RETURN(mesh::IssueReply reply, exchangeInvite(link, files, stagedCa, caller,
+                                                                {key.publicKey, connId}, timeout));
   SHOAL_RETURN_IF_ERROR(
       writeSecret(files.daemonCreds, transport::formatCreds(reply.jwt, key.seed)));
+  SHOAL_RETURN_IF_ERROR(FileSystem::posix().rename(stagedCa, files.caFile));
   JoinedSpace joined;
   joined.space = paths.space;
   joined.url = urlOf(link);

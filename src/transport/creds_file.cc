@@ -64,8 +64,21 @@ Result<CredsInfo> parseCreds(std::string_view text) {
   info.name = decoded->name;
   info.issuer = decoded->issuer;
   info.expiresAt = decoded->expiresAt;
+  info.issuedAt = decoded->issuedAt;
   info.inboxPrefix = inboxPrefixOf(decoded->claims);
   return info;
+}
+
+Result<std::string> credsSeed(std::string_view text) {
+  constexpr std::string_view kSeedBegin = "-----BEGIN USER NKEY SEED-----";
+  constexpr std::string_view kSeedEnd = "------END USER NKEY SEED------";
+  const size_t begin = text.find(kSeedBegin);
+  const size_t end = begin == std::string_view::npos ? begin : text.find(kSeedEnd, begin);
+  if (end == std::string_view::npos) {
+    return invalidArgument("bad-creds", "it holds no USER NKEY SEED block");
+  }
+  return std::string(
+      trimmed(text.substr(begin + kSeedBegin.size(), end - begin - kSeedBegin.size())));
 }
 
 Result<CredsInfo> readCredsFile(FileSystem& fs, const std::string& path) {

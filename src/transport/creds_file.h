@@ -27,12 +27,17 @@ struct CredsInfo {
   std::string name;         // the JWT's name
   std::string issuer;       // the account or signing key that signed it
   int64_t expiresAt = 0;    // Unix seconds; 0: never
+  int64_t issuedAt = 0;     // Unix seconds
   std::string inboxPrefix;  // "_INBOX_<connId>", or empty
 };
 
 // The JWT between the BEGIN/END NATS USER JWT markers of `text` (kInvalidArgument `bad-creds`
 // when there is none), decoded and its signature checked against its issuer.
 Result<CredsInfo> parseCreds(std::string_view text);
+
+// The user seed between the BEGIN/END USER NKEY SEED markers of `text` (a secret; `bad-creds`
+// when there is none). A renewal keeps the key: the new JWT goes beside the same seed.
+Result<std::string> credsSeed(std::string_view text);
 
 // Reads `path` (owner-only) and parses it; errors name the file.
 Result<CredsInfo> readCredsFile(FileSystem& fs, const std::string& path);

@@ -442,6 +442,13 @@ TEST_F(CliUpAuthTest, ASeatRunsUnderTheCredentialTheManagerIssuedItsDaemon) {
   auto ghost = mesh::requestSeatCredential(**conn, "itest", owner, machine, request, seconds(5));
   ASSERT_FALSE(ghost.isOk());
   EXPECT_EQ(ghost.status().reason(), "unknown-seat") << ghost.status().toString();
+  // Nor a daemon credential for a key of its choosing: a renewal is only for the key a join
+  // recorded (this machine's daemon never joined; its supervisor re-mints it).
+  mesh::DaemonRenewal renewal{transport::generateNKey(transport::NKeyRole::kUser)->publicKey,
+                              "ibxdmnmallory00000"};
+  auto extra = mesh::requestDaemonRenewal(**conn, "itest", owner, machine, renewal, seconds(5));
+  ASSERT_FALSE(extra.isOk());
+  EXPECT_EQ(extra.status().reason(), "not-this-machine") << extra.status().toString();
 
   // As the seat's credential: it can never write a seat profile (code a daemon would run).
   auto seatInfo = transport::readCredsFile(FileSystem::posix(), seatCreds + "/" + seat + ".creds");

@@ -10,7 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "cli_fixture.h"
+#include "transport/creds_file.h"
 
 namespace shoal {
 namespace {
@@ -124,6 +126,45 @@ TEST_F(CliJoinTest, AMachineJoinsByInviteAndItsSeatAnswersTheSpace) {
   EXPECT_NE(refused.code, 0);
   EXPECT_NE(refused.out.find("daemon-credential-refused"), std::string::npos)
       << refused.out << refused.err;
+}
+
+// 10 s credentials: B's daemon renews its own at half its life over the manager's rail (the
+// same key, a new JWT), and its seat's through it, so B keeps answering past two lifetimes.
+TEST_F(CliJoinTest, AJoinedMachineOutlivesItsCredential) {
+  ASSERT_EQ(
+      shoal({"up", "--auth", "--tls", "--plane-creds-ttl", "10", "--port", port(), "--no-daemon"})
+          .code,
+      0);
+  const std::string link = invite({"--machine", "beta"});
+  CliRun joined = onB([&] { return shoal({"daemon", "join", link, "--json"}); });
+  ASSERT_EQ(joined.code, 0) << joined.out << joined.err;
+  const int64_t firstExpiry = json::parse(joined.out).at("expiresAt").as_int64();
+  Background* beta = onB([&] { return spawnShoal({"daemon", "run"}); });
+  ASSERT_NE(beta, nullptr);
+  ASSERT_TRUE(outputShows(*beta, "daemon serving")) << beta->output();
+  CliRun add = onB([&] { return shoal({"seat", "add", "Bea", "--json", "--", "/bin/cat"}); });
+  ASSERT_EQ(add.code, 0) << add.out << add.err;
+  const std::string bea(json::parse(add.out).at("profile").at("id").as_string());
+  // The daemon's file holds a later JWT for the same key.
+  auto held = [&] {
+    return transport::readCredsFile(FileSystem::posix(), joinedDirOfB() + "/daemon.creds");
+  };
+  const std::string key = held().isOk() ? held()->userKey : "";
+  EXPECT_TRUE(testing::eventually(
+      [&] {
+        auto now = held();
+        return now.isOk() && now->expiresAt > firstExpiry && now->userKey == key;
+      },
+      seconds(20)))
+      << beta->output() << logsOfA();
+  // Past the first credential's expiry: the broker has closed the connections it made, and
+  // the daemon and the seat are back under the renewed ones.
+  ASSERT_TRUE(testing::eventually([&] { return Clock::real().wallMs() / 1000 > firstExpiry + 2; },
+                                  seconds(20)));
+  CliRun dm = shoal({"send", "dm", bea, "still", "here", "--wait", "surfaced=20"});
+  EXPECT_EQ(dm.code, 0) << dm.out << dm.err << beta->output();
+  CliRun listed = shoal({"creds", "list", "--json"});
+  EXPECT_NE(listed.out.find("itest-daemon-beta"), std::string::npos) << listed.out;
 }
 
 TEST_F(CliJoinTest, AnInviteNeedsABrokerThatRequiresTls) {
