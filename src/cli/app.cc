@@ -95,6 +95,7 @@ int run(int argc, char** argv) {
   registerChannelsCommands(app, result);
   registerDaemonCommands(app, result);
   registerInviteCommands(app, result);
+  registerSpaceCommands(app, result);
   registerPsCommand(app, result);
   registerMcpCommands(app, result);
   registerPlaneCommands(app, result);

@@ -44,6 +44,8 @@ void registerJoinCommands(CLI::App& app, CommandResult& result);
 // The seat daemon and its registry: daemon run|status, seat add|list|show|start|sleep|stop|rm
 // (daemon_commands.cc).
 void registerDaemonCommands(CLI::App& app, CommandResult& result);
+// `shoal space init`: a space on a NATS server Shoal does not run.
+void registerSpaceCommands(CLI::App& app, CommandResult& result);
 // `shoal invite` and `shoal daemon join` (after registerDaemonCommands: it adds to `daemon`).
 void registerInviteCommands(CLI::App& app, CommandResult& result);
 // `seat events`, added to the `seat` group (seat_events_command.cc).

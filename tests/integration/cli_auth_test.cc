@@ -10,6 +10,7 @@
 #include <optional>
 #include <regex>
 #include <set>
+#include <thread>
 
 #include <boost/json.hpp>
 #include <sys/stat.h>
@@ -23,6 +24,7 @@
 #include "planes/grants.h"
 #include "testing/nats_server.h"
 #include "transport/creds_file.h"
+#include "transport/local_broker.h"
 #include "transport/nkey.h"
 
 namespace shoal {
@@ -509,6 +511,61 @@ TEST_F(CliUpAuthTest, AJoinedPeerSpeaksAsThePersonsOwnPrincipal) {
   EXPECT_EQ(post.code, 0) << post.out << post.err;
   EXPECT_TRUE(outputShows(*ada, "hello team")) << ada->output();
   EXPECT_EQ(modeOf(secretsDir() + "/itest-peer-" + owner + ".ada.creds"), 0600u);
+}
+
+}  // namespace
+}  // namespace shoal
+
+namespace shoal {
+namespace {
+
+// An existing NATS deployment: `shoal space init` prints the configuration that makes a server
+// trust the space's authority; a nats-server started with it admits the planes' credentials,
+// `shoal serve` runs against it, and the account's claims can be pushed to it.
+TEST_F(CliUpAuthTest, SpaceInitConfiguresAServerShoalDoesNotRun) {
+  const std::string resolver = home_->join("server-resolver");
+  ASSERT_TRUE(FileSystem::posix().createDirs(resolver).isOk());
+  CliRun init = shoal({"space", "init", "--resolver-dir", resolver, "--json"});
+  ASSERT_EQ(init.code, 0) << init.out << init.err;
+  json::value out = json::parse(init.out);
+  const std::string config(out.at("serverConfig").as_string());
+  EXPECT_NE(config.find("operator:"), std::string::npos) << config;
+  EXPECT_NE(config.find(std::string(out.at("accountKey").as_string())), std::string::npos);
+  const std::string managerCreds(out.at("managerCreds").as_string());
+  EXPECT_EQ(modeOf(managerCreds), 0600u);
+
+  auto store = testing::TempDir::create("foreign-server");
+  ASSERT_TRUE(store.isOk());
+  auto server =
+      transport::LocalBroker::start({.storeDir = store->join("store"), .extraConfig = config});
+  ASSERT_TRUE(server.isOk()) << server.status().toString();
+  const std::string url = (*server)->url();
+
+  auto creds = transport::readCredsFile(FileSystem::posix(), managerCreds);
+  ASSERT_TRUE(creds.isOk()) << creds.status().toString();
+  transport::ConnectOptions options;
+  options.servers = {url};
+  options.credentialsFile = managerCreds;
+  options.inboxPrefix = creds->inboxPrefix;
+  options.allowReconnect = false;
+  auto conn = transport::Connection::connect(options);
+  // An operator-mode server admits users a moment after it listens.
+  for (int i = 0; i < 40 && !conn.isOk(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    conn = transport::Connection::connect(options);
+  }
+  ASSERT_TRUE(conn.isOk()) << conn.status().toString();
+
+  Background* serve =
+      spawnShoal({"serve", "--server", url, "--manager-creds", managerCreds, "--delivery-creds",
+                  std::string(out.at("deliveryCreds").as_string()), "--authority",
+                  std::string(out.at("authorityDir").as_string())});
+  ASSERT_NE(serve, nullptr);
+  EXPECT_TRUE(outputShows(*serve, "manager serving")) << serve->output();
+
+  CliRun pushed = shoal({"space", "init", "--resolver-dir", resolver, "--server", url, "--json"});
+  ASSERT_EQ(pushed.code, 0) << pushed.out << pushed.err;
+  EXPECT_TRUE(json::parse(pushed.out).at("pushed").as_bool()) << pushed.out;
 }
 
 }  // namespace

@@ -202,6 +202,10 @@ TEST_F(CliJsonTest, EveryCommandSpeaksTheContractInSuccessAndFailure) {
   // Open mode has no invites (their successes: cli_join_test.cc, --json).
   covered.insert("invite");
   expectFailure({"invite"}, 1);
+  // A space whose broker store holds open-mode data refuses an authority (`space-is-open`;
+  // the success: cli_auth_test.cc, SpaceInitConfiguresAServerShoalDoesNotRun).
+  covered.insert("space init");
+  expectFailure({"space", "init"}, 1);
   covered.insert("daemon join");
   expectFailure({"daemon", "join", "cotal://127.0.0.1/itest?owner=x"}, 1);
   covered.insert("mcp");
