@@ -164,9 +164,10 @@ constexpr std::array kRefusals = {
             "name the machine as its daemon reports it (`shoal daemon status`)"},
     Refusal{"machine-in-use",
             "another seat daemon (another home or host) already answers to this machine name in "
-            "the space: two would run the same seats twice",
-            "stop that daemon (the message names its host and pid), or start this one with its own "
-            "`--machine NAME`"},
+            "the space, or an invite without `--machine` was used to join under a name that is "
+            "in use: two would run the same seats twice",
+            "stop that daemon (the message names its host and pid), or start (or join) this one "
+            "with its own `--machine NAME`"},
     Refusal{"runtime-missing", "the seat's runtime program is not installed or not on PATH",
             "install it (the message names how), or give its path after `--`"},
     Refusal{"missing-command", "an exec seat needs the program to run",

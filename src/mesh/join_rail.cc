@@ -49,8 +49,13 @@ Status validateRequest(const JoinRequest& r) {
 
 }  // namespace
 
-Result<std::string> newInviteId() {
-  return newHexToken(16);
+Result<std::string> newInviteId(bool openMachine) {
+  SHOAL_ASSIGN_OR_RETURN(std::string hex, newHexToken(16));
+  return openMachine ? std::string(kOpenMachineInvitePrefix) + hex : hex;
+}
+
+bool isOpenMachineInvite(std::string_view inviteId) {
+  return inviteId.substr(0, kOpenMachineInvitePrefix.size()) == kOpenMachineInvitePrefix;
 }
 
 Result<std::string> joinSubject(std::string_view space, const JoinCaller& caller) {

@@ -45,8 +45,12 @@ struct JoinRequest {
   bool operator==(const JoinRequest&) const = default;
 };
 
-// A fresh invite id (32 hex characters).
-Result<std::string> newInviteId();
+// A fresh invite id: 32 hex characters, after `any` when the invite leaves the machine name to
+// the joiner (the id is in the broker-policed subject, so the manager can tell: it then admits
+// only a machine name that is not in use).
+inline constexpr std::string_view kOpenMachineInvitePrefix = "any";
+Result<std::string> newInviteId(bool openMachine = false);
+bool isOpenMachineInvite(std::string_view inviteId);
 
 Result<std::string> joinSubject(std::string_view space, const JoinCaller& caller);
 // `cotal.<space>.ep.one.manager.join.*.*.*`.

@@ -247,6 +247,7 @@ Result<std::vector<GrantRow>> managerGrants(const PlaneScope& s) {
   r.pub("$JS.API.STREAM.CREATE.KV_" + n.invites, "creates the used-invite bucket if absent");
   kvReads(r, n.invites, "which invites were used, and by which key");
   r.pub("$KV." + n.invites + ".>", "records each invite's one use");
+  kvReads(r, n.machines, "an open invite admits only a machine name no daemon claims");
   for (const std::string* stream : {&n.chat, &n.dm, &n.task, &n.wake, &n.inbox, &n.dlv}) {
     r.pub("$JS.API.STREAM.INFO." + *stream, "checks the space's streams (frontiers, drift)");
     r.pub("$JS.API.STREAM.CREATE." + *stream, "creates a stream of the space if absent");

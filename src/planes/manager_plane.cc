@@ -22,6 +22,29 @@ constexpr std::chrono::milliseconds kBindFlushTimeout{5000};
 // A used invite is remembered longer than any invite lives (`shoal invite --ttl` ≤ 7 days).
 constexpr std::chrono::milliseconds kInviteRecordLifetime{8LL * 24 * 3600 * 1000};
 
+// The machine a stored seat profile names: the stored form is {"profile":{…},"seal":{…}}, or
+// the bare profile (unsealed); nullopt for a profile from before machines.
+Result<std::optional<std::string>> machineOfStoredProfile(std::string_view stored) {
+  boost::system::error_code ec;
+  json::value v = json::parse(stored, ec);
+  const json::object* profile = !ec && v.is_object() ? &v.as_object() : nullptr;
+  if (profile != nullptr) {
+    if (const json::value* inner = profile->if_contains("profile"); inner && inner->is_object()) {
+      profile = &inner->as_object();
+    }
+  }
+  if (profile == nullptr) {
+    return failedPrecondition("bad-stored-profile", "a stored seat profile does not parse");
+  }
+  const json::value* named = profile->if_contains("machine");
+  if (named == nullptr) return std::optional<std::string>();
+  if (!named->is_string()) {
+    return failedPrecondition("bad-stored-profile",
+                              "a stored seat profile's machine is not a name");
+  }
+  return std::optional<std::string>(std::string(named->as_string()));
+}
+
 }  // namespace
 
 ManagerPlane::ManagerPlane(transport::Connection& conn, transport::JetStream& js, std::string space)
@@ -159,27 +182,12 @@ Status ManagerPlane::checkSeatMachine(const wire::Principal& seat, const std::st
     }
     return entry.status().withContext("reading the seat profile of " + seat.dotForm());
   }
-  // The stored form is {"profile":{…},"seal":{…}}, or the bare profile (unsealed); only its
-  // machine matters here.
-  boost::system::error_code ec;
-  json::value v = json::parse(entry->value, ec);
-  const json::object* profile = !ec && v.is_object() ? &v.as_object() : nullptr;
-  if (profile != nullptr) {
-    if (const json::value* inner = profile->if_contains("profile"); inner && inner->is_object()) {
-      profile = &inner->as_object();
-    }
-  }
-  if (profile == nullptr) {
-    return failedPrecondition("bad-stored-profile",
-                              "the seat profile of " + seat.dotForm() + " does not parse");
-  }
-  const json::value* named = profile->if_contains("machine");
-  if (named == nullptr) return Status::ok();  // a profile from before machines: any daemon
-  if (!named->is_string() || named->as_string() != machine) {
-    return permissionDenied("not-this-machine",
-                            "seat " + seat.dotForm() + " runs on machine " +
-                                (named->is_string() ? std::string(named->as_string()) : "?") +
-                                ", not on " + machine + " (the asking daemon's)");
+  SHOAL_ASSIGN_OR_RETURN(std::optional<std::string> named, machineOfStoredProfile(entry->value));
+  if (!named) return Status::ok();  // a profile from before machines: any daemon
+  if (*named != machine) {
+    return permissionDenied("not-this-machine", "seat " + seat.dotForm() + " runs on machine " +
+                                                    *named + ", not on " + machine +
+                                                    " (the asking daemon's)");
   }
   return Status::ok();
 }
@@ -217,6 +225,30 @@ Result<std::string> ManagerPlane::issue(const transport::Message& request) {
   log::info("manager {}: issued {}'s credential to the daemon on {} (until {})", space_,
             body.principal.dotForm(), caller.machine, minted.expiresAt);
   return mesh::encodeIssueReply(mesh::IssueReply{minted.jwt, minted.expiresAt});
+}
+
+Status ManagerPlane::checkMachineIsNew(const std::string& machine) {
+  auto inUse = [&](const std::string& why) {
+    return permissionDenied("machine-in-use",
+                            "machine " + machine + " " + why +
+                                ": an invite without --machine admits a new machine name only "
+                                "(join with another --machine, or ask for an invite naming it)");
+  };
+  SHOAL_ASSIGN_OR_RETURN(std::string claims, wire::bucketName(wire::Bucket::kMachines, space_));
+  if (auto kv = transport::KeyValue::openBucket(js_, claims); kv.isOk()) {
+    if (kv->get(machine).isOk()) return inUse("is claimed by a running daemon");
+  }
+  SHOAL_ASSIGN_OR_RETURN(std::string bucket, wire::bucketName(wire::Bucket::kSeats, space_));
+  auto seats = transport::KeyValue::openBucket(js_, bucket);
+  if (!seats.isOk()) return Status::ok();  // no seat profiles at all yet
+  SHOAL_ASSIGN_OR_RETURN(std::vector<std::string> keys, seats->keys());
+  for (const std::string& key : keys) {
+    auto entry = seats->get(key);
+    if (!entry.isOk()) continue;  // removed meanwhile
+    auto named = machineOfStoredProfile(entry->value);
+    if (named.isOk() && *named == machine) return inUse("has seats (" + key + ")");
+  }
+  return Status::ok();
 }
 
 Status ManagerPlane::useInvite(const std::string& inviteId, const std::string& userKey) {
@@ -290,6 +322,9 @@ Result<std::string> ManagerPlane::join(const transport::Message& request) {
   }
   SHOAL_ASSIGN_OR_RETURN(mesh::JoinCaller caller, mesh::parseJoinSubject(request.subject, space_));
   SHOAL_ASSIGN_OR_RETURN(mesh::JoinRequest body, mesh::decodeJoinRequest(request.data));
+  if (mesh::isOpenMachineInvite(caller.inviteId)) {
+    SHOAL_RETURN_IF_ERROR(checkMachineIsNew(caller.machine));
+  }
   SHOAL_RETURN_IF_ERROR(useInvite(caller.inviteId, body.userKey));
   log::info("manager {}: machine {} joined as a daemon of {} (invite {}…)", space_, caller.machine,
             caller.owner, caller.inviteId.substr(0, 8));

@@ -100,6 +100,10 @@ class ManagerPlane {
   // Records the invite's one use by `userKey`: OK the first time and for the same key again,
   // `invite-used` for another key.
   Status useInvite(const std::string& inviteId, const std::string& userKey);
+  // An invite that left the machine name to the joiner admits only a name no daemon claims and
+  // no seat profile names (else the joiner could take over that machine's seats):
+  // `machine-in-use`.
+  Status checkMachineIsNew(const std::string& machine);
   // The seat's profile names `machine` (or no machine): `not-this-machine`, `unknown-seat`.
   Status checkSeatMachine(const wire::Principal& seat, const std::string& machine);
 

@@ -141,7 +141,7 @@ Result<Invite> createInvite(const MeshPaths& paths, const MeshRecord& record,
   if (!options.machine.empty()) SHOAL_RETURN_IF_ERROR(mesh::validateMachineName(options.machine));
   SHOAL_ASSIGN_OR_RETURN(UserIdentity me, ensureUserIdentity(paths.secretsDir));
   SHOAL_ASSIGN_OR_RETURN(planes::CredentialAuthority authority, openAuthority(paths));
-  SHOAL_ASSIGN_OR_RETURN(std::string inviteId, mesh::newInviteId());
+  SHOAL_ASSIGN_OR_RETURN(std::string inviteId, mesh::newInviteId(options.machine.empty()));
   SHOAL_ASSIGN_OR_RETURN(std::string uid, newLifecycleUid());
   const std::string connId = "ibxinv" + uid;
   SHOAL_ASSIGN_OR_RETURN(auto rows, planes::bootstrapGrants(planes::BootstrapScope{

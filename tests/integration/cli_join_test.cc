@@ -112,6 +112,16 @@ TEST_F(CliJoinTest, AMachineJoinsByInviteAndItsSeatAnswersTheSpace) {
   CliRun dm = shoal({"send", "dm", bea, "hello", "beta", "--wait", "surfaced=20"});
   EXPECT_EQ(dm.code, 0) << dm.out << dm.err << beta->output() << logsOfA();
 
+  // An invite that leaves the machine name open cannot take over a machine in use: beta is
+  // claimed and has a seat, whose credential its daemon could otherwise ask for.
+  const std::string open = invite();
+  EXPECT_NE(open.find("&invite=any"), std::string::npos) << open;
+  CliRun takeover = onB([&] {
+    return shoal({"daemon", "join", open, "--machine", "beta", "--json"});
+  });
+  EXPECT_NE(takeover.code, 0);
+  EXPECT_NE(takeover.out.find("machine-in-use"), std::string::npos) << takeover.out << takeover.err;
+
   // The link's secret never reached a log.
   EXPECT_EQ(logsOfA().find(seed), std::string::npos);
   EXPECT_EQ(beta->output().find(seed), std::string::npos);
@@ -135,8 +145,10 @@ TEST_F(CliJoinTest, AJoinedMachineOutlivesItsCredential) {
       shoal({"up", "--auth", "--tls", "--plane-creds-ttl", "10", "--port", port(), "--no-daemon"})
           .code,
       0);
-  const std::string link = invite({"--machine", "beta"});
-  CliRun joined = onB([&] { return shoal({"daemon", "join", link, "--json"}); });
+  const std::string link = invite();  // the joiner names its machine
+  CliRun joined = onB([&] {
+    return shoal({"daemon", "join", link, "--machine", "beta", "--json"});
+  });
   ASSERT_EQ(joined.code, 0) << joined.out << joined.err;
   const int64_t firstExpiry = json::parse(joined.out).at("expiresAt").as_int64();
   Background* beta = onB([&] { return spawnShoal({"daemon", "run"}); });
