@@ -57,7 +57,8 @@ Result<StoredPage> readStored(transport::JetStream& js, const StoredRead& read) 
   }
   // A consumer of this name left by an interrupted read would carry the old filter.
   (void)js.deleteConsumer(read.stream, read.consumer);
-  auto created = js.addConsumer(read.stream, config);
+  // The filter rides in the subject, so an agent's grant pins the channels it may read.
+  auto created = js.addConsumerPinned(read.stream, config);
   if (!created.isOk()) return created.status().withContext("creating " + read.consumer);
   ConsumerGuard guard(js, read.stream, read.consumer);
   if (created->numPending == 0) return page;

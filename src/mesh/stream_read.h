@@ -4,7 +4,8 @@
 //
 // How: the watermark is the stream's last sequence read first (or the caller's); a transient
 // consumer named `consumer` is created with exactly one filter, AckNone, memory storage,
-// inactive threshold 30 s, from the start or from `sinceMs`; messages are fetched up to the
+// inactive threshold 30 s, from the start or from `sinceMs`, through the create subject that
+// names the filter (so an agent's grant pins what it may read); messages are fetched up to the
 // watermark and the consumer is deleted afterwards (also on failure; the inactive threshold
 // removes one left by a crash). Reads under one consumer name are serialised by the caller.
 //

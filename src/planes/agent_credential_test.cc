@@ -8,7 +8,6 @@
 #include <atomic>
 #include <fstream>
 #include <mutex>
-#include <thread>
 
 #include "mesh/endpoint.h"
 #include "planes/delivery_plane.h"
@@ -92,11 +91,14 @@ class AgentCredentialTest : public shoal::testing::OperatorModeServerTest {
     }
   }
 
-  // An endpoint for local.<actor> holding exactly the agent profile's grants.
-  mesh::Endpoint* openAgent(const std::string& actor, const std::string& uid) {
+  // An endpoint for <owner>.<actor> holding exactly the agent profile's grants (serving `role`
+  // when given).
+  mesh::Endpoint* openAgent(const std::string& actor, const std::string& uid,
+                            const std::string& owner = "local", const std::string& role = "") {
     AgentScope scope;
     scope.space = "main";
-    scope.principal = wire::Principal{"local", actor};
+    scope.principal = wire::Principal{owner, actor};
+    if (!role.empty()) scope.role = role;
     scope.lifecycleUid = uid;
     scope.connId = "ibx" + actor + "0000000000000000000000000000";
     scope.readChannels = {"team.*"};
@@ -110,6 +112,10 @@ class AgentCredentialTest : public shoal::testing::OperatorModeServerTest {
     o.principal = scope.principal;
     o.displayName = actor;
     o.lifecycleUid = uid;
+    if (!role.empty()) {
+      o.role = role;
+      o.serviceRoles = {role};
+    }
     o.onWarning = [this](const Status& s) {
       if (s.code() == StatusCode::kPermissionDenied) ++refusals_;
       warnings_.push_back(s.toString());
@@ -117,6 +123,7 @@ class AgentCredentialTest : public shoal::testing::OperatorModeServerTest {
     o.onDelivery = [this, actor](const mesh::Delivery& d) {
       std::lock_guard lock(mu_);
       texts_.push_back(actor + " <- " + d.message.id);
+      if (d.historical) historical_.push_back(actor + " <- " + d.message.id);
       return mesh::HandlerVerdict::kAccepted;
     };
     auto ep = mesh::Endpoint::open(o);
@@ -140,6 +147,7 @@ class AgentCredentialTest : public shoal::testing::OperatorModeServerTest {
   std::vector<std::string> warnings_;
   std::mutex mu_;
   std::vector<std::string> texts_;
+  std::vector<std::string> historical_;
 };
 
 TEST_F(AgentCredentialTest, TwoAgentsWorkUnderTheirGrantsAndNothingIsRefused) {
@@ -161,6 +169,60 @@ TEST_F(AgentCredentialTest, TwoAgentsWorkUnderTheirGrantsAndNothingIsRefused) {
   EXPECT_TRUE(eventually([&] { return receivedBy("bob", post->stored.messageId) == 1; }));
   for (auto* ep : {ada, bob})
     EXPECT_EQ(ep->connection().stats().permissionViolations, 0u) << ep->id();
+  EXPECT_EQ(refusals_.load(), 0) << ::testing::PrintToString(warnings_);
+  expectNoPlaneRefused();
+}
+
+// The wire digest's interop scenario (§11.3) in auth mode: two owners, every principal under
+// its own agent credential. Multicast with a mention, a DM, anycast to exactly one of two
+// reviewers, and a late joiner's replay marked historical — with no refusal anywhere.
+TEST_F(AgentCredentialTest, TheInteropScenarioRunsUnderEachPrincipalsOwnCredential) {
+  const std::string a = "u_aaaaaaaaaaaaaaaaaaaaaaaaaa", b = "u_bbbbbbbbbbbbbbbbbbbbbbbbbb";
+  mesh::Endpoint* alice = openAgent("alice", "aaaaaaaaaaaaaaaaaaaaaaaaaa", a);
+  mesh::Endpoint* bob = openAgent("bob", "bbbbbbbbbbbbbbbbbbbbbbbbbb", b, "reviewer");
+  mesh::Endpoint* carol = openAgent("carol", "cccccccccccccccccccccccccc", b, "reviewer");
+  ASSERT_TRUE(alice && bob && carol);
+  ASSERT_TRUE(eventually([&] {
+    return alice->findPeer(b + ".bob").isOk() && alice->findPeer(b + ".carol").isOk();
+  })) << ::testing::PrintToString(warnings_);
+  ASSERT_TRUE(alice->join("team.backend").isOk());
+  ASSERT_TRUE(bob->join("team.backend").isOk());
+
+  auto posted = alice->post("team.backend", "Can you review this?", {"bob"});
+  ASSERT_TRUE(posted.isOk()) << posted.status().toString();
+  EXPECT_TRUE(eventually([&] { return receivedBy("bob", posted->stored.messageId) == 1; }));
+  auto dm = alice->sendDirect(b + ".bob", "a direct word");
+  ASSERT_TRUE(dm.isOk()) << dm.status().toString();
+  EXPECT_TRUE(eventually([&] { return receivedBy("bob", dm->stored.messageId) == 1; }));
+  auto work = alice->ask("reviewer", "review PR 7");
+  ASSERT_TRUE(work.isOk()) << work.status().toString();
+  const std::string id = work->stored.messageId;
+  EXPECT_TRUE(eventually([&] { return receivedBy("bob", id) + receivedBy("carol", id) == 1; }));
+  // TASK is a work queue: once its one copy is acked no second holder can receive it.
+  ASSERT_TRUE(eventually([&] {
+    auto info = managerJs_->consumerInfo("TASK_main", "svc_reviewer");
+    return info.isOk() && info->ackFloor.streamSeq >= work->stored.seq &&
+           info->numAckPending == 0 && info->numPending == 0;
+  }));
+  EXPECT_EQ(receivedBy("bob", id) + receivedBy("carol", id), 1u) << "anycast reached both";
+
+  mesh::Endpoint* dave = openAgent("dave", "dddddddddddddddddddddddddd", a);
+  ASSERT_NE(dave, nullptr);
+  mesh::JoinOptions replay;
+  replay.replay = true;
+  auto joined = dave->join("team.backend", replay);
+  ASSERT_TRUE(joined.isOk()) << joined.status().toString();
+  EXPECT_EQ(joined->replayed, 1u);
+  {
+    std::lock_guard lock(mu_);
+    EXPECT_EQ(
+        std::count(historical_.begin(), historical_.end(), "dave <- " + posted->stored.messageId),
+        1);
+  }
+  EXPECT_EQ(receivedBy("alice", posted->stored.messageId), 0u) << "her own post is an echo";
+  for (auto* ep : {alice, bob, carol, dave})
+    EXPECT_EQ(ep->connection().stats().permissionViolations, 0u)
+        << ep->id() << ": " << ep->connection().lastAsyncError().toString();
   EXPECT_EQ(refusals_.load(), 0) << ::testing::PrintToString(warnings_);
   expectNoPlaneRefused();
 }

@@ -7,6 +7,7 @@
 
 #include "base/base64.h"
 #include "transport/nats_internal.h"
+#include "transport/status_map.h"
 
 namespace shoal::transport {
 namespace {
@@ -206,7 +207,9 @@ struct JetStream::Impl {
   // count before it), that refusal is the failure, not the timeout.
   Status failure(uint64_t refusedBefore, natsStatus s, std::string_view operation,
                  jsErrCode err) const {
-    Status st = natsError(s, operation, err);
+    return refusalOr(refusedBefore, natsError(s, operation, err), operation);
+  }
+  Status refusalOr(uint64_t refusedBefore, Status st, std::string_view operation) const {
     if (st.code() != StatusCode::kDeadlineExceeded && st.code() != StatusCode::kUnavailable)
       return st;
     if (connection->stats().permissionViolations == refusedBefore) return st;
@@ -496,6 +499,123 @@ Result<ConsumerInfo> JetStream::addConsumer(std::string_view stream, const Consu
         "creating consumer '" + config.durable + "' on stream '" + streamName + "'", err);
   }
   return detail::toConsumerInfo(ci.get());
+}
+
+namespace {
+
+std::string_view ackPolicyName(AckPolicy a) {
+  switch (a) {
+    case AckPolicy::kNone:
+      return "none";
+    case AckPolicy::kAll:
+      return "all";
+    case AckPolicy::kExplicit:
+      break;
+  }
+  return "explicit";
+}
+
+std::string_view deliverPolicyName(DeliverPolicy d) {
+  switch (d) {
+    case DeliverPolicy::kLast:
+      return "last";
+    case DeliverPolicy::kNew:
+      return "new";
+    case DeliverPolicy::kByStartSequence:
+      return "by_start_sequence";
+    case DeliverPolicy::kByStartTime:
+      return "by_start_time";
+    case DeliverPolicy::kLastPerSubject:
+      return "last_per_subject";
+    case DeliverPolicy::kAll:
+      break;
+  }
+  return "all";
+}
+
+// Unix epoch ms → "2026-11-30T17:18:02.123Z", the form the server reads for opt_start_time.
+std::string formatRfc3339Ms(int64_t ms) {
+  const std::time_t seconds = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  gmtime_r(&seconds, &tm);
+  char text[96];
+  std::snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                static_cast<int>(ms % 1000));
+  return text;
+}
+
+// The consumer-create request body: the fields Shoal sets, in the server's JSON names.
+boost::json::object consumerCreateRequest(std::string_view stream, const ConsumerConfig& c) {
+  boost::json::object config;
+  config["durable_name"] = c.durable;
+  config["name"] = c.durable;
+  if (!c.description.empty()) config["description"] = c.description;
+  config["filter_subject"] = c.filterSubject;
+  config["ack_policy"] = ackPolicyName(c.ackPolicy);
+  config["ack_wait"] = msToNs(c.ackWait);
+  config["deliver_policy"] = deliverPolicyName(c.deliverPolicy);
+  if (c.deliverPolicy == DeliverPolicy::kByStartSequence) config["opt_start_seq"] = c.optStartSeq;
+  if (c.deliverPolicy == DeliverPolicy::kByStartTime) {
+    config["opt_start_time"] = formatRfc3339Ms(c.optStartTimeMs);
+  }
+  config["replay_policy"] = "instant";
+  if (c.maxDeliver != 0) config["max_deliver"] = c.maxDeliver;
+  if (c.maxAckPending != 0) config["max_ack_pending"] = c.maxAckPending;
+  if (c.maxWaiting != 0) config["max_waiting"] = c.maxWaiting;
+  if (c.inactiveThreshold.count() != 0) config["inactive_threshold"] = msToNs(c.inactiveThreshold);
+  if (c.memoryStorage) config["mem_storage"] = true;
+  boost::json::object request;
+  request["stream_name"] = std::string(stream);
+  request["config"] = std::move(config);
+  return request;
+}
+
+uint64_t unsignedField(const boost::json::object& o, std::string_view key) {
+  const auto* v = o.if_contains(key);
+  return v != nullptr && v->is_number() ? v->to_number<uint64_t>() : 0;
+}
+
+}  // namespace
+
+Result<ConsumerInfo> JetStream::addConsumerPinned(std::string_view stream,
+                                                  const ConsumerConfig& config) {
+  namespace json = boost::json;
+  if (config.durable.empty()) {
+    return invalidArgument("empty-durable-name", "Shoal creates only named durable consumers");
+  }
+  if (config.filterSubject.empty()) {
+    return invalidArgument("empty-filter", "a pinned consumer create names its filter");
+  }
+  const std::string what =
+      "creating consumer '" + config.durable + "' on stream '" + std::string(stream) + "'";
+  const std::string prefix = impl_->prefix.empty() ? "$JS.API" : impl_->prefix;
+  const std::string subject = prefix + ".CONSUMER.CREATE." + std::string(stream) + "." +
+                              config.durable + "." + config.filterSubject;
+  const uint64_t refusedBefore = impl_->connection->stats().permissionViolations;
+  auto reply = impl_->connection->request(
+      subject, json::serialize(consumerCreateRequest(stream, config)), impl_->defaultTimeout);
+  if (!reply.isOk()) return impl_->refusalOr(refusedBefore, reply.status().withContext(what), what);
+  boost::system::error_code ec;
+  json::value parsed = json::parse(reply->data, ec);
+  if (ec || !parsed.is_object()) {
+    return unavailable("bad-api-reply", what + ": the consumer create reply is not JSON");
+  }
+  const json::object& o = parsed.as_object();
+  if (const auto* error = o.if_contains("error"); error != nullptr && error->is_object()) {
+    const json::object& e = error->as_object();
+    const auto* description = e.if_contains("description");
+    return statusFromNats(NATS_ERR, static_cast<int>(unsignedField(e, "err_code")), what,
+                          description != nullptr && description->is_string()
+                              ? std::string_view(description->as_string())
+                              : std::string_view());
+  }
+  ConsumerInfo info;
+  info.stream = std::string(stream);
+  info.name = config.durable;
+  info.config = config;
+  info.numPending = unsignedField(o, "num_pending");
+  return info;
 }
 
 Result<ConsumerInfo> JetStream::consumerInfo(std::string_view stream, std::string_view durable) {

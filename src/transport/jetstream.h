@@ -163,6 +163,12 @@ class JetStream {
                                     std::string_view subjectFilter);
 
   Result<ConsumerInfo> addConsumer(std::string_view stream, const ConsumerConfig& config);
+  // Creates the durable through `$JS.API.CONSUMER.CREATE.<stream>.<durable>.<filter>`, the form
+  // that names the filter in the subject, so a credential's grant can pin which filter it may
+  // read (nats.c's addConsumer uses `CONSUMER.DURABLE.CREATE.<stream>.<durable>`, whose body
+  // holds any filter). The server refuses a body whose filter differs from the subject's.
+  // kInvalidArgument (`empty-filter`) without a filter.
+  Result<ConsumerInfo> addConsumerPinned(std::string_view stream, const ConsumerConfig& config);
   Result<ConsumerInfo> consumerInfo(std::string_view stream, std::string_view durable);
   Status deleteConsumer(std::string_view stream, std::string_view durable);
 

@@ -1,5 +1,6 @@
 #include "testing/nats_fixture.h"
 #include "transport/connection.h"
+#include "transport/jetstream.h"
 
 #include <gtest/gtest.h>
 
@@ -97,6 +98,107 @@ TEST_F(PermissionsTest, WrongPasswordIsPermissionDenied) {
   auto conn = Connection::connect(options);
   ASSERT_FALSE(conn.isOk());
   EXPECT_EQ(conn.status().code(), StatusCode::kPermissionDenied) << conn.status().toString();
+}
+
+// A server where `reader` may create its durable `hist` on stream S only through the create
+// form that names the filter in the subject, and only with the filter `s.a.*`.
+class PinnedConsumerTest : public shoal::testing::NatsServerTest {
+ protected:
+  shoal::testing::TestNatsServerOptions serverOptions() override {
+    shoal::testing::TestNatsServerOptions options;
+    options.extraConfig = R"(
+authorization {
+  users = [
+    { user: "admin", password: "admin-pw" }
+    { user: "reader", password: "reader-pw",
+      permissions: {
+        publish: { allow: ["$JS.API.CONSUMER.CREATE.S.hist.s.a.*",
+                           "$JS.API.CONSUMER.DELETE.S.hist"] }
+        subscribe: { allow: ["_INBOX_pinned.>"] }
+      }
+    }
+  ]
+}
+)";
+    return options;
+  }
+
+  std::unique_ptr<Connection> connectAs(const std::string& user, ConnectionEvents& events) {
+    auto options = optionsForServer();
+    options.user = user;
+    options.password = user + "-pw";
+    options.inboxPrefix = "_INBOX_pinned";
+    options.onEvent = events.handler();
+    return connect(options);
+  }
+
+  void SetUp() override {
+    NatsServerTest::SetUp();
+    admin_ = connectAs("admin", adminEvents_);
+    ASSERT_NE(admin_, nullptr);
+    auto js = JetStream::create(*admin_);
+    ASSERT_TRUE(js.isOk());
+    StreamConfig stream;
+    stream.name = "S";
+    stream.subjects = {"s.>"};
+    ASSERT_TRUE(js->addStream(stream).isOk());
+    for (const char* subject : {"s.a.1", "s.b.1", "s.a.2"}) {
+      ASSERT_TRUE(js->publish(subject, "x").isOk());
+    }
+  }
+
+  static ConsumerConfig hist(std::string filter) {
+    ConsumerConfig config;
+    config.durable = "hist";
+    config.filterSubject = std::move(filter);
+    config.ackPolicy = AckPolicy::kNone;
+    config.memoryStorage = true;
+    config.inactiveThreshold = std::chrono::milliseconds(5000);
+    return config;
+  }
+
+  ConnectionEvents adminEvents_;
+  std::unique_ptr<Connection> admin_;
+};
+
+// The grant pins the filter: the pinned form with the granted (wildcard) filter creates the
+// consumer and counts what it selects; another filter, or the body-only create nats.c uses for
+// durables, is the broker's permission refusal, named, never a hang.
+TEST_F(PinnedConsumerTest, TheGrantPinsWhichFilterTheReaderMayCreate) {
+  ConnectionEvents events;
+  auto conn = connectAs("reader", events);
+  ASSERT_NE(conn, nullptr);
+  JetStreamOptions options;
+  options.defaultTimeout = std::chrono::milliseconds(1500);
+  auto js = JetStream::create(*conn, options);
+  ASSERT_TRUE(js.isOk());
+
+  auto created = js->addConsumerPinned("S", hist("s.a.*"));
+  ASSERT_TRUE(created.isOk()) << created.status().toString();
+  EXPECT_EQ(created->numPending, 2u) << "s.a.1 and s.a.2, not s.b.1";
+  ASSERT_TRUE(js->deleteConsumer("S", "hist").isOk());
+
+  auto wider = js->addConsumerPinned("S", hist("s.>"));
+  ASSERT_FALSE(wider.isOk());
+  EXPECT_EQ(wider.status().reason(), "permission-violation") << wider.status().toString();
+
+  auto bodyOnly = js->addConsumer("S", hist("s.b.*"));
+  ASSERT_FALSE(bodyOnly.isOk());
+  EXPECT_EQ(bodyOnly.status().reason(), "permission-violation") << bodyOnly.status().toString();
+}
+
+// The server itself refuses a body whose filter is not the subject's, so a granted subject
+// cannot carry a wider filter in its body.
+TEST_F(PinnedConsumerTest, TheServerRefusesABodyFilterUnlikeTheSubjects) {
+  const std::string subject = "$JS.API.CONSUMER.CREATE.S.hist.s.a.*";
+  const std::string body = R"({"stream_name":"S","config":{"durable_name":"hist","name":"hist",)"
+                           R"("filter_subject":"s.>","ack_policy":"none","deliver_policy":"all"}})";
+  auto reply = admin_->request(subject, body, seconds(5));
+  ASSERT_TRUE(reply.isOk()) << reply.status().toString();
+  EXPECT_NE(reply->data.find("\"error\""), std::string::npos) << reply->data;
+  auto js = JetStream::create(*admin_);
+  ASSERT_TRUE(js.isOk());
+  EXPECT_EQ(js->consumerInfo("S", "hist").status().code(), StatusCode::kNotFound);
 }
 
 }  // namespace
