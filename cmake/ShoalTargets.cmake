@@ -38,3 +38,20 @@ function(shoal_test name)
     PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT}
     DISCOVERY_TIMEOUT 60)
 endfunction()
+
+# Registers the tests of `name` (already made by shoal_test) a second time, as `<test>.auth`
+# with SHOAL_TEST_MODE=auth and the label `integration-auth` (`-L auth` runs them alone): the
+# CLI fixture then brings the mesh up with `--auth`, so one suite proves itself in both modes.
+function(shoal_test_in_auth_mode name)
+  if(SHOAL_FUZZ)
+    return()
+  endif()
+  cmake_parse_arguments(ARG "" "TIMEOUT" "" ${ARGN})
+  if(NOT ARG_TIMEOUT)
+    set(ARG_TIMEOUT 120)
+  endif()
+  gtest_discover_tests(${name}
+    TEST_SUFFIX .auth
+    PROPERTIES LABELS integration-auth TIMEOUT ${ARG_TIMEOUT} ENVIRONMENT "SHOAL_TEST_MODE=auth"
+    DISCOVERY_TIMEOUT 60)
+endfunction()

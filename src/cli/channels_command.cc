@@ -50,8 +50,12 @@ struct Registry {
   std::string space;
 };
 
+// In auth mode every channels command connects under the person's registrar credential: the
+// registry is a privileged write and the durable membership registry no agent may read.
 Result<Registry> openRegistry(const MeshTargetArgs& args) {
   SHOAL_ASSIGN_OR_RETURN(MeshTarget target, resolveMeshTarget(args));
+  SHOAL_RETURN_IF_ERROR(
+      usePrivilege(args, target, supervisor::Privilege::kRegistryWrites, "shoal channels"));
   Registry r;
   SHOAL_ASSIGN_OR_RETURN(r.conn, openConnection(target, "shoal channels", args.timeout()));
   SHOAL_ASSIGN_OR_RETURN(auto js, transport::JetStream::create(*r.conn));
@@ -85,6 +89,12 @@ Status writeRecord(transport::KeyValue& kv, const std::string& key, const std::s
                    uint64_t revision) {
   auto written = revision == 0 ? kv.create(key, value) : kv.update(key, value, revision);
   if (written.isOk()) return Status::ok();
+  const StatusCode code = written.status().code();
+  if (code != StatusCode::kAborted && code != StatusCode::kAlreadyExists &&
+      written.status().reason() != "wrong-last-sequence") {
+    return written.status().withContext(
+        "writing " + (key == wire::kChannelDefaultsKey ? "the space defaults" : "#" + key));
+  }
   return aborted("registry-changed",
                  fmt::format("{} changed while this command ran ({}); run it again",
                              key == wire::kChannelDefaultsKey ? "the space defaults" : "#" + key,
@@ -174,7 +184,11 @@ int runList(const ChannelsArgs& a) {
   std::map<std::string, std::vector<wire::MembershipRecord>> members;
   if (auto bucket = wire::bucketName(wire::Bucket::kMembers, registry->space); bucket.isOk()) {
     if (auto mkv = transport::KeyValue::openBucket(*registry->js, *bucket); mkv.isOk()) {
-      for (const auto& key : mkv->keys().valueOr({})) {
+      auto memberKeys = mkv->keys();
+      if (!memberKeys.isOk()) {
+        return printFailure(what, memberKeys.status().withContext("reading " + *bucket));
+      }
+      for (const auto& key : *memberKeys) {
         auto row = readRecord(*mkv, key);
         if (!row.isOk() || row->first.empty()) continue;
         auto r = wire::decodeMembership(row->first);

@@ -26,6 +26,7 @@
 #include "supervisor/mesh_paths.h"
 #include "supervisor/space_join.h"
 #include "supervisor/user_identity.h"
+#include "transport/creds_file.h"
 
 namespace shoal::cli {
 namespace {
@@ -111,6 +112,34 @@ std::string describeSeat(const json::object& snapshot) {
   return line;
 }
 
+// On the authority's machine a daemon started by hand (`shoal up --auth --no-daemon`, then
+// `shoal daemon run`) mints its own credential, as the supervisor does before each start: when
+// there is none, or it is past half its life. A valid one is kept, since a running daemon of
+// this machine may be reading it (and the machine lock refuses a second daemon anyway).
+Status mintOwnDaemonCredentialIfDue(const supervisor::MeshPaths& paths,
+                                    const std::string& machine) {
+  FileSystem& fs = FileSystem::posix();
+  const supervisor::AuthPaths auth = supervisor::authPathsOf(paths);
+  if (!fs.exists(auth.authorityDir)) return Status::ok();  // not the authority's machine
+  if (fs.exists(auth.daemonCreds)) {
+    auto info = transport::readCredsFile(fs, auth.daemonCreds);
+    const int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count();
+    if (info.isOk() && now < info->issuedAt + (info->expiresAt - info->issuedAt) / 2) {
+      return Status::ok();
+    }
+  }
+  SHOAL_ASSIGN_OR_RETURN(supervisor::UserIdentity me,
+                         supervisor::ensureUserIdentity(paths.secretsDir));
+  SHOAL_ASSIGN_OR_RETURN(planes::CredentialAuthority authority, supervisor::openAuthority(paths));
+  SHOAL_ASSIGN_OR_RETURN(std::string connId, supervisor::newDaemonConnId());
+  return supervisor::mintDaemonCredential(authority, paths, me.owner, machine, connId,
+                                          supervisor::kPlaneCredentialLifetime)
+      .status()
+      .withContext("minting this machine's daemon credential");
+}
+
 // Auth mode: the daemon connects under its own credential and asks the manager for its
 // seats' (daemon/seat_credentials.h); it runs the seats of the person running it.
 Status applyAuthMode(const DaemonArgs& args, const supervisor::MeshPaths& paths,
@@ -121,6 +150,9 @@ Status applyAuthMode(const DaemonArgs& args, const supervisor::MeshPaths& paths,
   options.credentialsFile = !args.creds.empty() ? args.creds
                             : joined.isOk()     ? joined->daemonCreds
                                                 : auth.daemonCreds;
+  if (args.creds.empty() && !joined.isOk()) {
+    SHOAL_RETURN_IF_ERROR(mintOwnDaemonCredentialIfDue(paths, options.machine));
+  }
   if (!FileSystem::posix().exists(options.credentialsFile)) {
     return failedPrecondition("daemon-creds-missing",
                               "no daemon credential at " + options.credentialsFile +
@@ -134,6 +166,7 @@ Status applyAuthMode(const DaemonArgs& args, const supervisor::MeshPaths& paths,
     SHOAL_ASSIGN_OR_RETURN(supervisor::UserIdentity me,
                            supervisor::ensureUserIdentity(paths.secretsDir));
     options.identity.owner = me.owner;
+    options.renewsOwnCredential = args.creds.empty();  // minted above, renewed by the manager
   }
   options.identity.machine = options.machine;
   options.seatCredsDir = auth.seatCredsDir;

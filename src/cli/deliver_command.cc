@@ -107,6 +107,13 @@ int runPending(const PendingArgs& args) {
   const std::string what = "shoal deliver pending";
   auto target = resolveMeshTarget(args.target);
   if (!target.isOk()) return printFailure(what, target.status());
+  if (!args.peer.empty()) {
+    // Auth mode: another principal's durables are the admin profile's to read.
+    if (Status st = usePrivilege(args.target, *target, supervisor::Privilege::kAdminReads, what);
+        !st.isOk()) {
+      return printFailure(what, st);
+    }
+  }
   auto endpoint = openObserver(*target, "shoal deliver");
   if (!endpoint.isOk()) return printFailure(what, endpoint.status());
   mesh::Endpoint& me = **endpoint;

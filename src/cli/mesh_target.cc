@@ -6,6 +6,7 @@
 #include "mesh/operator_identity.h"
 #include "supervisor/auth_mode.h"
 #include "supervisor/mesh_paths.h"
+#include "supervisor/peer_uid.h"
 #include "supervisor/space_join.h"
 #include "supervisor/user_identity.h"
 #include "wire/principal.h"
@@ -43,6 +44,25 @@ Result<std::unique_ptr<transport::Connection>> openConnection(const MeshTarget& 
   return conn;
 }
 
+Status usePrivilege(const MeshTargetArgs& args, MeshTarget& target, supervisor::Privilege privilege,
+                    std::string_view what) {
+  if (target.mode != "auth") return Status::ok();
+  if (target.joined) {
+    return failedPrecondition(
+        "needs-authority-machine",
+        std::string(what) + " needs the space owner's " +
+            (privilege == supervisor::Privilege::kAdminReads ? "history reads"
+                                                             : "channel registry writes") +
+            ", which only the machine holding the space's authority can mint; run it there");
+  }
+  SHOAL_ASSIGN_OR_RETURN(auto paths, supervisor::MeshPaths::resolve(args.space));
+  SHOAL_ASSIGN_OR_RETURN(supervisor::CliCredential held,
+                         supervisor::privilegedCredential(paths, privilege));
+  target.credentialsFile = held.credsFile;
+  target.inboxPrefix = held.inboxPrefix;
+  return Status::ok();
+}
+
 std::string seatOwnerOf(const MeshTargetArgs& args) {
   auto paths = supervisor::MeshPaths::resolve(args.space);
   if (!paths.isOk()) return std::string(wire::kLocalOwner);
@@ -66,6 +86,13 @@ Result<std::unique_ptr<mesh::Endpoint>> openObserver(const MeshTarget& target,
   options.displayName = me.displayName;
   options.presence = false;
   options.receiveDirect = false;
+  if (target.mode == "auth" && !target.joined) {
+    // The person's credential names its lifecycle (its chat-history reader is
+    // `chathist_<o>-<a>-<uid>`): the endpoint reads under that one, not a fresh uid.
+    auto paths = supervisor::MeshPaths::resolve(target.space);
+    if (!paths.isOk()) return paths.status();
+    SHOAL_ASSIGN_OR_RETURN(options.lifecycleUid, supervisor::peerUid(*paths, target.caller));
+  }
   options.connectionName = std::string(connectionName);
   options.onWarning = [](const Status&) {};  // a one-shot command reports its own outcome
   auto endpoint = mesh::Endpoint::open(std::move(options));

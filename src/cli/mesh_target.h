@@ -18,6 +18,7 @@
 
 #include "base/result.h"
 #include "mesh/endpoint.h"
+#include "supervisor/auth_mode.h"
 #include "supervisor/broker_target.h"
 
 namespace CLI {
@@ -46,6 +47,13 @@ using MeshTarget = supervisor::BrokerTarget;
 
 // The validated space, the broker URL and the credential to use for it.
 Result<MeshTarget> resolveMeshTarget(const MeshTargetArgs& args);
+
+// Auth mode on the authority's machine: `target` connects under the person's credential of
+// `privilege` (supervisor::privilegedCredential) instead of the agent-profile one, for a command
+// that reads the space's history or edits its channel registry. Open mode: unchanged. A joined
+// machine holds no such credential: kFailedPrecondition `needs-authority-machine`.
+Status usePrivilege(const MeshTargetArgs& args, MeshTarget& target, supervisor::Privilege privilege,
+                    std::string_view what);
 
 // The owner of the seats the person at the CLI names by name: `local` in open mode, the
 // person's own `u_…` in auth mode (supervisor/auth_mode.h). Reads no broker.

@@ -62,7 +62,13 @@ constexpr std::array kRefusals = {
             "the machine of the person it belongs to"},
     Refusal{"daemon-creds-missing", "`shoal daemon run` in auth mode found no daemon credential",
             "start the mesh with `shoal up --auth` (it mints the daemon's credential and runs the "
-            "daemon), or pass `--creds`"},
+            "daemon; on that machine `shoal daemon run` mints its own), or pass `--creds`"},
+    Refusal{"needs-authority-machine",
+            "the command needs the space owner's history and traffic reads (seat events, watch) or "
+            "channel registry "
+            "writes (channels set, default), which only the machine holding the space's "
+            "authority can mint; a joined machine has neither",
+            "run the command on the machine that ran `shoal up --auth`"},
     Refusal{"daemon-credential-refused",
             "the broker refused the seat daemon's credential: it was revoked (`shoal creds "
             "revoke`) or has expired",

@@ -53,6 +53,10 @@ int runEvents(const EventsArgs& args) {
   const std::string what = "shoal seat events";
   auto target = resolveMeshTarget(args.target);
   if (!target.isOk()) return printFailure(what, target.status());
+  if (Status st = usePrivilege(args.target, *target, supervisor::Privilege::kAdminReads, what);
+      !st.isOk()) {
+    return printFailure(what, st);
+  }
   auto endpoint = openObserver(*target, "shoal seat events");
   if (!endpoint.isOk()) return printFailure(what, endpoint.status());
   std::optional<wire::Principal> seat;

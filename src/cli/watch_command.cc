@@ -88,6 +88,11 @@ int runWatch(const WatchArgs& args) {
   blockStopSignals();
   auto target = resolveMeshTarget(args.target);
   if (!target.isOk()) return printFailure(what, target.status());
+  // Auth mode: every DM and work item as it is sent is the admin profile's to read.
+  if (Status st = usePrivilege(args.target, *target, supervisor::Privilege::kAdminReads, what);
+      !st.isOk()) {
+    return printFailure(what, st);
+  }
 
   auto printer = std::make_shared<LinePrinter>(args.json);
   auto shownMu = std::make_shared<std::mutex>();

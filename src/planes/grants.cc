@@ -226,13 +226,29 @@ Result<std::vector<GrantRow>> adminGrants(const ReaderScope& s) {
   r.sub(n.root + ".inst.>", "every DM as it is sent (the messaging plane only)");
   r.sub(n.root + ".svc.>", "every work item as it is sent");
   r.sub(n.root + ".rcpt.>", "every receipt");
-  for (const std::string* stream : {&n.dm, &n.task}) {
+  kvReads(r, n.members, "the durable membership registry (`shoal watch` shows joins and leaves)");
+  for (const std::string* stream : {&n.dm, &n.task, &n.wake}) {
     r.pub("$JS.API.STREAM.INFO." + *stream, "history of " + *stream);
     r.pub("$JS.API.STREAM.MSG.GET." + *stream, "history of " + *stream + ", by sequence");
+  }
+  for (const std::string* stream : {&n.dm, &n.task, &n.dlv}) {
+    r.pub("$JS.API.CONSUMER.INFO." + *stream + ".>",
+          "what each durable on " + *stream + " holds (`shoal deliver pending <peer>`)");
   }
   for (auto& row : r.take())
     rows.push_back(std::move(row));
   return rows;
+}
+
+Result<std::vector<GrantRow>> registrarGrants(const ReaderScope& s) {
+  SHOAL_ASSIGN_OR_RETURN(Names n, namesOf(s.space));
+  SHOAL_RETURN_IF_ERROR(checkConnId(s.connId));
+  Rows r;
+  readerBase(r, n, s.connId);
+  r.pub("$KV." + n.channels + ".>", "channel records and the space defaults (privileged write)");
+  kvReads(r, n.members, "the durable membership registry `shoal channels list` shows");
+  denyDirectedCreates(r, n);
+  return r.take();
 }
 
 Result<std::vector<GrantRow>> managerGrants(const PlaneScope& s) {

@@ -110,6 +110,10 @@ using PlaneScope = ReaderScope;
 Result<std::vector<GrantRow>> agentGrants(const AgentScope& scope);
 Result<std::vector<GrantRow>> observerGrants(const ReaderScope& scope);
 Result<std::vector<GrantRow>> adminGrants(const ReaderScope& scope);
+// The space's owner managing channels (`shoal channels list|set|default`): the roster, registry
+// and durable-membership reads, and writes of the registry's records (privileged write, the
+// digest's §6.1) — no application publish, no other bucket written.
+Result<std::vector<GrantRow>> registrarGrants(const ReaderScope& scope);
 Result<std::vector<GrantRow>> managerGrants(const PlaneScope& scope);
 Result<std::vector<GrantRow>> deliveryGrants(const PlaneScope& scope);
 Result<std::vector<GrantRow>> daemonGrants(const DaemonScope& scope);

@@ -164,6 +164,30 @@ TEST_F(GrantsTest, ObserverAndAdminReadButNeverPublishApplicationTraffic) {
   EXPECT_TRUE(refused(*admin, {{D::kSubscribe, "cotal.main.inst.>"}}).empty());
 }
 
+// The registry editor writes channel records and nothing else; it reads the membership registry.
+TEST_F(GrantsTest, TheRegistrarWritesTheChannelRegistryOnly) {
+  auto rows = registrarGrants(ReaderScope{"main", std::string(kConnId)});
+  ASSERT_TRUE(rows.isOk()) << rows.status().toString();
+  std::set<std::string> denied;
+  std::vector<Probe> probes = rowProbes(*rows, &denied);
+  EXPECT_EQ(refused(*rows, probes), denied);
+  using D = GrantRow::Direction;
+  const std::vector<Probe> forgeries = {
+      {D::kPublish, "cotal.main.inst.local.bob.local.ada"},
+      {D::kPublish, "cotal.main.chat.local.ada.team.backend"},
+      {D::kPublish, "$KV.cotal_presence_main.local.ada"},
+      {D::kPublish, "$KV.shoal_seats_main.local.ada"},
+      {D::kPublish, "$KV.cotal_acl_main.team.backend"},
+      {D::kPublish, "$JS.API.STREAM.MSG.GET.DM_main"},
+      {D::kSubscribe, "cotal.main.chat.>"},
+  };
+  std::set<std::string> expected;
+  for (const auto& f : forgeries)
+    expected.insert(f.subject);
+  EXPECT_EQ(refused(*rows, forgeries), expected);
+  EXPECT_TRUE(refused(*rows, {{D::kPublish, "$KV.cotal_channels_main.team.backend"}}).empty());
+}
+
 // The planes' profiles: every row usable, and what each plane must never do refused — no
 // application publish, no reads of anyone's directed durables, no probe sent, and neither plane
 // can serve (or answer) the other's liveness.

@@ -220,6 +220,45 @@ Result<CliCredential> cliCredential(const MeshPaths& paths,
   return mintAgentCredential(paths, std::move(scope), "cli", auth.cliCreds, kCliCredentialLifetime);
 }
 
+Result<CliCredential> privilegedCredential(const MeshPaths& paths, Privilege privilege) {
+  const bool admin = privilege == Privilege::kAdminReads;
+  const std::string kind = admin ? "admin" : "registrar";
+  SHOAL_ASSIGN_OR_RETURN(UserIdentity identity, ensureUserIdentity(paths.secretsDir));
+  CliCredential out;
+  out.credsFile = paths.secretsDir + "/" + paths.space + "-" + kind + ".creds";
+  out.caller = mesh::operatorOwnedBy(identity.owner).principal;
+  const std::string name = out.caller.dotForm() + "-" + kind;
+  const int64_t now = Clock::real().wallMs() / 1000;
+  FileSystem& fs = FileSystem::posix();
+  if (fs.exists(out.credsFile)) {
+    auto held = transport::readCredsFile(fs, out.credsFile);
+    if (held.isOk() && held->name == name && held->expiresAt > now + kCliRenewMarginSeconds &&
+        !held->inboxPrefix.empty()) {
+      out.inboxPrefix = held->inboxPrefix;
+      out.expiresAt = held->expiresAt;
+      return out;
+    }
+  }
+  if (!spaceUsesAuth(paths)) {
+    return failedPrecondition("no-authority",
+                              "space " + paths.space +
+                                  " runs in auth mode but this machine does not hold its "
+                                  "authority, so it cannot mint your credential here");
+  }
+  SHOAL_ASSIGN_OR_RETURN(planes::CredentialAuthority authority, openAuthority(paths));
+  planes::ReaderScope scope;
+  scope.space = paths.space;
+  SHOAL_ASSIGN_OR_RETURN(scope.connId, newConnId(admin ? "adm" : "reg"));
+  SHOAL_ASSIGN_OR_RETURN(auto rows,
+                         admin ? planes::adminGrants(scope) : planes::registrarGrants(scope));
+  SHOAL_ASSIGN_OR_RETURN(planes::MintedUser minted,
+                         authority.mint(name, rows, kCliCredentialLifetime));
+  SHOAL_RETURN_IF_ERROR(writeCreds(out.credsFile, minted));
+  out.inboxPrefix = "_INBOX_" + scope.connId;
+  out.expiresAt = minted.expiresAt;
+  return out;
+}
+
 Result<CliCredential> peerCredential(const MeshPaths& paths, const wire::Principal& principal,
                                      const std::string& lifecycleUid,
                                      const std::vector<std::string>& channels,

@@ -108,6 +108,17 @@ struct CliCredential {
 Result<CliCredential> cliCredential(const MeshPaths& paths,
                                     const std::vector<std::string>& postChannels = {});
 
+// What a person's command needs beyond the agent profile of cliCredential, from the profiles of
+// planes/grants.h: kAdminReads (adminGrants: every read, DM / TASK / WAKE history included, no
+// application publish) for `shoal seat events`, `shoal watch` and `shoal deliver pending <peer>`;
+// kRegistryWrites (registrarGrants) for `shoal channels list|set|default`.
+enum class Privilege { kAdminReads, kRegistryWrites };
+
+// The person's credential of `privilege`: the file `<secrets>/<space>-admin.creds` or
+// `-registrar.creds` while it stays valid for a few more minutes, else a fresh mint for
+// kCliCredentialLifetime. `no-authority` as cliCredential.
+Result<CliCredential> privilegedCredential(const MeshPaths& paths, Privilege privilege);
+
 // A peer the person runs by hand (`shoal join`): an agent-profile credential for `principal`
 // (one of the person's own: kPermissionDenied `not-this-owner` otherwise) and its lifecycle,
 // reading and posting to `channels`, serving `role`, for kPeerCredentialLifetime, in

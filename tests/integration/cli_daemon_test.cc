@@ -29,10 +29,11 @@ TEST_F(CliDaemonTest, SeatRegistryThroughTheDaemon) {
                         "team.backend", "--json", "--", "/bin/cat", "-u"});
   ASSERT_EQ(added.code, 0) << added.err;
   json::object snap = json::parse(added.out).as_object();
-  EXPECT_EQ(snap.at("profile").at("id").as_string(), "local.code_reviewer");
+  EXPECT_EQ(snap.at("profile").at("id").as_string(), owner() + ".code_reviewer");
   EXPECT_EQ(snap.at("profile").at("command").as_array().size(), 2u);
   std::string cwd(snap.at("profile").at("cwd").as_string());
-  EXPECT_EQ(cwd.substr(cwd.size() - 26), "/seats/local.code_reviewer");
+  const std::string seatDir = "/seats/" + owner() + ".code_reviewer";
+  EXPECT_EQ(cwd.substr(cwd.size() - seatDir.size()), seatDir);
 
   CliRun dup = shoal({"seat", "add", "Code Reviewer", "--", "/bin/cat"});
   EXPECT_EQ(dup.code, 1);
@@ -54,7 +55,7 @@ TEST_F(CliDaemonTest, SeatRegistryThroughTheDaemon) {
       << status.out;
 
   // The seat is on the mesh: a DM reaches its runtime's stdin (cat echoes it to the log).
-  CliRun dm = shoal({"send", "dm", "local.code_reviewer", "please", "look"});
+  CliRun dm = shoal({"send", "dm", owner() + ".code_reviewer", "please", "look"});
   ASSERT_EQ(dm.code, 0) << dm.err;
   EXPECT_TRUE(testing::eventually([&] {
     return FileSystem::posix()
@@ -64,13 +65,14 @@ TEST_F(CliDaemonTest, SeatRegistryThroughTheDaemon) {
   })) << FileSystem::posix().readFile(cwd + "/.shoal/runtime.log").valueOr("");
 
   // --wait surfaced: the seat's receipt reaches the sender.
-  CliRun waited = shoal({"send", "dm", "local.code_reviewer", "are", "you", "there", "--wait",
+  CliRun waited = shoal({"send", "dm", owner() + ".code_reviewer", "are", "you", "there", "--wait",
                          "surfaced=20", "--json"});
   ASSERT_EQ(waited.code, 0) << waited.out << waited.err;
   json::object w = json::parse(waited.out).as_object();
   ASSERT_TRUE(w.at("surfacedAt").is_int64()) << waited.out;
   EXPECT_GE(w.at("surfacedAfterMs").as_int64(), 0);
-  CliRun human = shoal({"send", "dm", "local.code_reviewer", "again", "--wait", "surfaced=20"});
+  CliRun human =
+      shoal({"send", "dm", owner() + ".code_reviewer", "again", "--wait", "surfaced=20"});
   ASSERT_EQ(human.code, 0) << human.err;
   EXPECT_NE(human.out.find("✓ surfaced at"), std::string::npos) << human.out;
   // `shoal ps` says what proved each one: cat read all three from its stdin.
@@ -83,15 +85,15 @@ TEST_F(CliDaemonTest, SeatRegistryThroughTheDaemon) {
   })) << json::serialize(execRow);
   EXPECT_EQ(execRow.at("surfacedBy").at("stdin-read").as_int64(), 3) << json::serialize(execRow);
   EXPECT_EQ(execRow.at("surfacedBy").at("runtime-ack").as_int64(), 0);
-  // Nobody runs local.nobody: stored, not confirmed — exit 4, saying what it did not see.
-  CliRun unconfirmed = shoal({"send", "dm", "local.nobody", "hello", "--wait", "surfaced=1"});
+  // Nobody runs <owner>.nobody: stored, not confirmed — exit 4, saying what it did not see.
+  CliRun unconfirmed = shoal({"send", "dm", owner() + ".nobody", "hello", "--wait", "surfaced=1"});
   EXPECT_EQ(unconfirmed.code, 4) << unconfirmed.err;
   EXPECT_NE(unconfirmed.out.find("not seen surfaced within 1s"), std::string::npos)
       << unconfirmed.out;
 
   int64_t rev = snap.at("revision").as_int64();
   CliRun stale =
-      shoal({"seat", "rm", "local.code_reviewer", "--revision", std::to_string(rev + 50)});
+      shoal({"seat", "rm", owner() + ".code_reviewer", "--revision", std::to_string(rev + 50)});
   EXPECT_EQ(stale.code, 1);
   EXPECT_NE(stale.err.find("no longer at revision"), std::string::npos) << stale.err;
   CliRun removed = shoal({"seat", "rm", "Code Reviewer"});
@@ -179,7 +181,7 @@ TEST_F(CliDaemonTest, UpRunsTheDaemonAndAClaudeSeatSleepsAndWakes) {
   EXPECT_EQ(row.at("coldStarts").as_int64(), 1) << status.out;
 
   CliRun events = shoal({"seat", "events", "Claude Fake", "--json"});
-  ASSERT_EQ(events.code, 0) << events.err;
+  ASSERT_EQ(events.code, 0) << events.out << events.err;
   std::string kinds;
   json::value parsedEvents = json::parse(events.out);
   for (const auto& e : parsedEvents.at("events").as_array()) {
@@ -219,7 +221,7 @@ TEST_F(CliDaemonTest, SeatCompactAndInterruptOnACodexSeat) {
     return compacted.code == 0 || compacted.err.find("in a turn") == std::string::npos;
   })) << compacted.err;
   ASSERT_EQ(compacted.code, 0) << compacted.out << compacted.err;
-  EXPECT_NE(compacted.out.find("✓ seat local.coder compacted in"), std::string::npos)
+  EXPECT_NE(compacted.out.find("✓ seat " + owner() + ".coder compacted in"), std::string::npos)
       << compacted.out;
   CliRun shown = shoal({"seat", "show", "Coder"});
   ASSERT_EQ(shown.code, 0) << shown.err;
@@ -246,7 +248,8 @@ TEST_F(CliDaemonTest, SeatCompactAndInterruptOnACodexSeat) {
   ASSERT_EQ(hung.code, 0) << hung.out << hung.err;
   CliRun stopped = shoal({"seat", "interrupt", "Coder"});
   EXPECT_EQ(stopped.code, 0) << stopped.out << stopped.err;
-  EXPECT_NE(stopped.out.find("✓ seat local.coder: the turn was interrupted"), std::string::npos)
+  EXPECT_NE(stopped.out.find("✓ seat " + owner() + ".coder: the turn was interrupted"),
+            std::string::npos)
       << stopped.out;
   CliRun again = shoal({"send", "dm", "Coder", "and", "on", "--wait", "surfaced=20"});
   EXPECT_EQ(again.code, 0) << again.out << again.err;

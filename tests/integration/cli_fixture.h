@@ -8,10 +8,12 @@
 
 #include <algorithm>
 #include <csignal>
+#include <cstdlib>
 #include <deque>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <netinet/in.h>
@@ -22,6 +24,7 @@
 #include "base/file_system.h"
 #include "base/subprocess.h"
 #include "supervisor/mesh_record.h"
+#include "supervisor/user_identity.h"
 #include "testing/eventually.h"
 #include "testing/temp_dir.h"
 #include "transport/connection.h"
@@ -177,9 +180,31 @@ class CliTest : public ::testing::Test {
     return runToEnd(opts, out, err, std::chrono::seconds(30));
   }
 
-  CliRun up() { return shoal({"up", "--port", std::to_string(port_)}); }
+  // A suite registered for both modes (shoal_test_in_both_modes) runs its `.auth` copy with
+  // SHOAL_TEST_MODE=auth: the mesh comes up with `--auth` and everyone runs under credentials.
+  static bool authMode() {
+    const char* mode = std::getenv("SHOAL_TEST_MODE");
+    return mode != nullptr && std::string_view(mode) == "auth";
+  }
+  std::vector<std::string> upArgs() const {
+    std::vector<std::string> args = {"up", "--port", std::to_string(port_)};
+    if (authMode()) args.push_back("--auth");
+    return args;
+  }
+  CliRun up() { return shoal(upArgs()); }
+  // The owner token of this test's person: `local` in open mode, their `u_…` in auth mode.
+  std::string owner() const {
+    if (!authMode()) return "local";
+    auto me = supervisor::ensureUserIdentity(home_->join("state") + "/shoal/secrets");
+    EXPECT_TRUE(me.isOk()) << me.status().toString();
+    return me.isOk() ? me->owner : "local";
+  }
   // For tests that run their own `shoal daemon run` in the foreground.
-  CliRun upWithoutDaemon() { return shoal({"up", "--port", std::to_string(port_), "--no-daemon"}); }
+  CliRun upWithoutDaemon() {
+    std::vector<std::string> args = upArgs();
+    args.push_back("--no-daemon");
+    return shoal(std::move(args));
+  }
 
   std::string recordPath() const { return home_->join("state") + "/shoal/meshes/itest.json"; }
 

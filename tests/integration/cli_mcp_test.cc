@@ -56,7 +56,7 @@ TEST_F(CliMcpTest, BridgeRelaysToARunningSeatFoundThroughTheDaemon) {
   EXPECT_EQ(lines[0].at("id"), json::value(1)) << run.out;
   EXPECT_EQ(lines[0].at("result").at("protocolVersion"), json::value("2025-06-18"));
   EXPECT_EQ(lines[0].at("result").at("serverInfo").at("version"),
-            json::value("seat local.bridge_echo"));
+            json::value("seat " + owner() + ".bridge_echo"));
 
   EXPECT_EQ(lines[1].at("id"), json::value(2)) << run.out;
   std::vector<std::string> tools;
@@ -71,7 +71,7 @@ TEST_F(CliMcpTest, BridgeRelaysToARunningSeatFoundThroughTheDaemon) {
 
   // Stopped, the seat serves no endpoint: exit 2, saying so and how to start it.
   ASSERT_EQ(shoal({"seat", "stop", "Bridge Echo"}).code, 0);
-  CliRun stopped = shoalWithInput({"mcp", "--seat", "local.bridge_echo"}, "");
+  CliRun stopped = shoalWithInput({"mcp", "--seat", owner() + ".bridge_echo"}, "");
   EXPECT_EQ(stopped.code, 2) << stopped.err;
   EXPECT_NE(stopped.err.find("serves no MCP endpoint"), std::string::npos) << stopped.err;
   EXPECT_NE(stopped.err.find("shoal seat start"), std::string::npos) << stopped.err;
@@ -98,7 +98,7 @@ TEST_F(CliMcpTest, NoEndpointIsExit2WithTheRemedy) {
   ASSERT_EQ(up().code, 0);
   CliRun unknown = shoalWithInput({"mcp", "--seat", "nosuch"}, "");
   EXPECT_EQ(unknown.code, 2);
-  EXPECT_NE(unknown.err.find("no seat local.nosuch"), std::string::npos) << unknown.err;
+  EXPECT_NE(unknown.err.find("no seat " + owner() + ".nosuch"), std::string::npos) << unknown.err;
   EXPECT_EQ(unknown.out, "");
 }
 

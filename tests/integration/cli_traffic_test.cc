@@ -8,6 +8,7 @@
 
 #include "cli_fixture.h"
 #include "mesh/endpoint.h"
+#include "transport/creds_file.h"
 
 #include <gtest/gtest.h>
 
@@ -34,7 +35,7 @@ class CliTrafficTest : public CliTest {
   json::object runJson(std::vector<std::string> args) {
     args.push_back("--json");
     CliRun run = shoal(args);
-    EXPECT_EQ(run.code, 0) << run.err;
+    EXPECT_EQ(run.code, 0) << run.out << run.err;
     json::value v = json::parse(run.out);
     return v.is_object() ? v.as_object() : json::object{};
   }
@@ -45,9 +46,19 @@ class CliTrafficTest : public CliTest {
     EXPECT_TRUE(rec.isOk());
     mesh::EndpointOptions o;
     o.servers = {rec->url};
-    o.nkeySeedFile = rec->secretFile;
+    if (authMode()) {  // a read-only observer credential, as a dashboard would hold
+      const std::string file = home_->join("observer-" + std::to_string(runs_) + ".creds");
+      CliRun minted = shoal({"creds", "mint", "observer", "--profile", "observer", "--out", file});
+      EXPECT_EQ(minted.code, 0) << minted.out << minted.err;
+      auto info = transport::readCredsFile(FileSystem::posix(), file);
+      EXPECT_TRUE(info.isOk()) << info.status().toString();
+      o.credentialsFile = file;
+      o.inboxPrefix = info.isOk() ? info->inboxPrefix : "";
+    } else {
+      o.nkeySeedFile = rec->secretFile;
+    }
     o.space = "itest";
-    o.principal = wire::Principal{"local", "observer"};
+    o.principal = wire::Principal{owner(), "observer"};
     o.presence = false;
     o.receiveDirect = false;
     o.onWarning = [](const Status&) {};
@@ -74,17 +85,17 @@ TEST_F(CliTrafficTest, JoinedPeerReceivesDmPostAndWork) {
 
   json::object dm = runJson({"send", "dm", "bob", "hello", "there"});
   EXPECT_EQ(dm.at("kind").as_string(), "dm");
-  EXPECT_EQ(dm.at("to").as_string(), "local.bob");
+  EXPECT_EQ(dm.at("to").as_string(), owner() + ".bob");
   EXPECT_EQ(dm.at("recipientStatusAtSend").as_string(), "idle");
   json::object post = runJson({"send", "msg", "team.backend", "hi", "team", "--mention", "bob"});
   EXPECT_EQ(post.at("stream").as_string(), "CHAT_itest");
   EXPECT_EQ(post.at("mentions").as_array().size(), 1u);
   json::object work = runJson({"send", "ask", "reviewer", "review", "PR", "7"});
   EXPECT_EQ(work.at("stream").as_string(), "TASK_itest");
-  EXPECT_NE(work.at("note").as_string().find("local.bob"), json::string::npos);
+  EXPECT_NE(work.at("note").as_string().find(owner() + ".bob"), json::string::npos);
 
   EXPECT_TRUE(outputShows(*bob, "dm ")) << bob->output();
-  EXPECT_TRUE(outputShows(*bob, "→ local.bob: hello there")) << bob->output();
+  EXPECT_TRUE(outputShows(*bob, "→ " + owner() + ".bob: hello there")) << bob->output();
   EXPECT_TRUE(outputShows(*bob, "#team.backend ")) << bob->output();
   EXPECT_TRUE(outputShows(*bob, ": hi team @bob")) << bob->output();
   EXPECT_TRUE(outputShows(*bob, "ask reviewer ")) << bob->output();
@@ -108,7 +119,8 @@ TEST_F(CliTrafficTest, JoinedPeerReceivesDmPostAndWork) {
            pending.at("ackFloor").as_object().at("streamSeq").as_int64() == 1;
   }));
   json::object pending = runJson({"deliver", "pending", "bob"});
-  EXPECT_EQ(std::string(pending.at("durable").as_string()).substr(0, 13), "dm_local-bob-");
+  EXPECT_EQ(std::string(pending.at("durable").as_string()).substr(0, 8 + owner().size()),
+            "dm_" + owner() + "-bob-");
   EXPECT_TRUE(pending.at("oldestPending").is_null());
 }
 
@@ -120,23 +132,23 @@ TEST_F(CliTrafficTest, FrozenPeerGoesOfflineAndCatchesUp) {
   auto watcher = observer();
   ASSERT_NE(watcher, nullptr);
   ASSERT_TRUE(eventually([&] {
-    auto row = rowOf(*watcher, "local.bob");
+    auto row = rowOf(*watcher, owner() + ".bob");
     return row && row->online();
   }));
 
   ASSERT_TRUE(bob->child.signal(SIGSTOP).isOk());
   // Sent by id: a frozen peer's row may already be gone from a fresh reader's view.
-  json::object first = runJson({"send", "dm", "local.bob", "one"});
-  json::object second = runJson({"send", "dm", "local.bob", "two"});
+  json::object first = runJson({"send", "dm", owner() + ".bob", "one"});
+  json::object second = runJson({"send", "dm", owner() + ".bob", "two"});
   ASSERT_TRUE(eventually([&] {
-    json::object p = runJson({"deliver", "pending", "local.bob", "--uid",
-                              *rowOf(*watcher, "local.bob")->presence.lifecycleUid});
+    json::object p = runJson({"deliver", "pending", owner() + ".bob", "--uid",
+                              *rowOf(*watcher, owner() + ".bob")->presence.lifecycleUid});
     return p.at("pending").as_int64() + p.at("ackPending").as_int64() == 2;
   }));
-  auto frozenRow = rowOf(*watcher, "local.bob");
+  auto frozenRow = rowOf(*watcher, owner() + ".bob");
   ASSERT_TRUE(frozenRow.has_value());
   std::string uid = *frozenRow->presence.lifecycleUid;
-  json::object backlog = runJson({"deliver", "pending", "local.bob", "--uid", uid});
+  json::object backlog = runJson({"deliver", "pending", owner() + ".bob", "--uid", uid});
   ASSERT_TRUE(backlog.at("oldestPending").is_object());
   EXPECT_EQ(backlog.at("oldestPending").as_object().at("seq").as_int64(),
             first.at("seq").as_int64());
@@ -145,7 +157,7 @@ TEST_F(CliTrafficTest, FrozenPeerGoesOfflineAndCatchesUp) {
   auto frozenAt = std::chrono::steady_clock::now();
   ASSERT_TRUE(eventually(
       [&] {
-        auto row = rowOf(*watcher, "local.bob");
+        auto row = rowOf(*watcher, owner() + ".bob");
         return row && !row->online();
       },
       milliseconds(15000)));
@@ -156,14 +168,14 @@ TEST_F(CliTrafficTest, FrozenPeerGoesOfflineAndCatchesUp) {
   EXPECT_EQ(watcher->roster().view.state, mesh::ViewState::kCurrent);
 
   ASSERT_TRUE(bob->child.signal(SIGCONT).isOk());
-  EXPECT_TRUE(outputShows(*bob, "→ local.bob: one")) << bob->output();
-  EXPECT_TRUE(outputShows(*bob, "→ local.bob: two")) << bob->output();
+  EXPECT_TRUE(outputShows(*bob, "→ " + owner() + ".bob: one")) << bob->output();
+  EXPECT_TRUE(outputShows(*bob, "→ " + owner() + ".bob: two")) << bob->output();
   ASSERT_TRUE(eventually([&] {
-    auto row = rowOf(*watcher, "local.bob");
+    auto row = rowOf(*watcher, owner() + ".bob");
     return row && row->online();
   }));
   ASSERT_TRUE(eventually([&] {
-    json::object p = runJson({"deliver", "pending", "local.bob", "--uid", uid});
+    json::object p = runJson({"deliver", "pending", owner() + ".bob", "--uid", uid});
     return p.at("pending").as_int64() == 0 && p.at("ackPending").as_int64() == 0;
   }));
   (void)second;
@@ -178,13 +190,15 @@ TEST_F(CliTrafficTest, WatchStreamsPresenceAndTraffic) {
   Background* carol = spawnShoal({"join", "--keep-running", "--name", "carol", "--channel", "ops"});
   ASSERT_NE(carol, nullptr);
   ASSERT_TRUE(outputShows(*carol, "✓ joined space itest")) << carol->output();
-  EXPECT_TRUE(outputShows(*watch, "carol (local.carol) present: idle")) << watch->output();
+  EXPECT_TRUE(outputShows(*watch, "carol (" + owner() + ".carol) present: idle"))
+      << watch->output();
   ASSERT_EQ(shoal({"send", "msg", "ops", "status", "update"}).code, 0);
   EXPECT_TRUE(outputShows(*watch, "#ops ")) << watch->output();
   EXPECT_TRUE(outputShows(*watch, ": status update")) << watch->output();
   ASSERT_TRUE(carol->child.signal(SIGTERM).isOk());
   EXPECT_TRUE(outputShows(*carol, "✓ left the space")) << carol->output();
-  EXPECT_TRUE(outputShows(*watch, "carol (local.carol) idle → offline")) << watch->output();
+  EXPECT_TRUE(outputShows(*watch, "carol (" + owner() + ".carol) idle → offline"))
+      << watch->output();
 }
 
 // A durable channel end to end under `shoal up`: the join says it is durable, `channels list`
@@ -198,7 +212,7 @@ TEST_F(CliTrafficTest, DurableChannelMembershipIsVisibleEverywhere) {
   json::object channels = runJson({"channels", "list"});
   ASSERT_TRUE(channels.contains("members")) << json::serialize(channels);
   ASSERT_EQ(channels.at("members").at("team").as_array().size(), 1u);
-  EXPECT_EQ(channels.at("members").at("team").at(0).at("member").as_string(), "local.bob");
+  EXPECT_EQ(channels.at("members").at("team").at(0).at("member").as_string(), owner() + ".bob");
 
   Background* watch = spawnShoal({"watch", "--json", "--for", "30"});
   ASSERT_NE(watch, nullptr);
@@ -254,6 +268,11 @@ TEST_F(CliTrafficTest, JoinRunsScriptedCommands) {
   EXPECT_EQ(twice.code, 1);
   EXPECT_NE(twice.err.find("already joined"), std::string::npos) << twice.err;
 
+  if (authMode()) {
+    // Under a credential a peer reads and posts only the channels it was minted for; a /join
+    // beyond them is refused by name (`join-refused`), and re-minting at /join is not built.
+    GTEST_SKIP() << "auth mode: /join beyond the peer's --channel list is not built yet";
+  }
   std::string script = home_->join("script");
   ASSERT_TRUE(writeFileAtomically(FileSystem::posix(), script,
                                   "/join ops\n/dm bob hi bob\n#ops hello ops\nplain line\n"
@@ -275,7 +294,7 @@ TEST_F(CliTrafficTest, JoinRunsScriptedCommands) {
   EXPECT_NE(out.find("✓ joined #ops"), std::string::npos) << out;
   EXPECT_NE(out.find("✗ unknown command"), std::string::npos) << out;
   EXPECT_NE(out.find("✓ left the space"), std::string::npos) << out;
-  EXPECT_TRUE(outputShows(*bob, "→ local.bob: hi bob")) << bob->output();
+  EXPECT_TRUE(outputShows(*bob, "→ " + owner() + ".bob: hi bob")) << bob->output();
 
   json::object history = runJson({"history", "ops"});
   ASSERT_EQ(history.at("posts").as_array().size(), 2u);
