@@ -80,6 +80,13 @@ int runHistory(const HistoryArgs& args) {
   }
   auto target = resolveMeshTarget(args.target);
   if (!target.isOk()) return printFailure(what, target.status());
+  if (!args.dm.empty()) {
+    // Auth mode: a conversation is read through the person's own mail reader.
+    if (Status st = usePrivilege(args.target, *target, supervisor::Privilege::kMailbox, what);
+        !st.isOk()) {
+      return printFailure(what, st);
+    }
+  }
   auto endpoint = openObserver(*target, "shoal history");
   if (!endpoint.isOk()) return printFailure(what, endpoint.status());
   if (!args.dm.empty()) return runConversation(args, *target, **endpoint);

@@ -42,17 +42,25 @@ struct InboxArgs {
 };
 
 // The person's mailbox on the target's space: an observer endpoint (its connection, JetStream
-// and roster) and the reader identity.
+// and roster) and the reader identity. In auth mode the endpoint runs under the person's mail
+// reader credential (mailboxGrants), and `sending` — opened only for a reply — under the agent
+// profile minted for that answer; in open mode one endpoint does both.
 struct Mail {
   MeshTarget target;
+  MeshTarget agentTarget;  // the person's agent profile: it binds the DM durable and receipts
   std::unique_ptr<mesh::Endpoint> endpoint;
   mesh::MailboxReader reader;
   std::string name;  // "<login>@<host>"
+  std::unique_ptr<mesh::Endpoint> sending;
+
+  mesh::Endpoint& sender() { return sending ? *sending : *endpoint; }
 };
 
 Result<Mail> openMail(const MeshTargetArgs& args, std::string_view what) {
   Mail mail;
   SHOAL_ASSIGN_OR_RETURN(mail.target, resolveMeshTarget(args));
+  mail.agentTarget = mail.target;
+  SHOAL_RETURN_IF_ERROR(usePrivilege(args, mail.target, supervisor::Privilege::kMailbox, what));
   SHOAL_ASSIGN_OR_RETURN(mail.endpoint, openObserver(mail.target, std::string(what)));
   mesh::OperatorIdentity me = mesh::localOperator();
   mail.name = me.displayName;
@@ -71,9 +79,11 @@ int followInbox(const Mail& mail, uint64_t listedUpTo) {
                               fmt::format("pid {} (shoal inbox --follow)", ::getpid()));
   if (!lock.isOk()) return printFailure(what, lock.status());
   mesh::EndpointOptions options;
-  options.servers = {mail.target.url};
-  options.nkeySeedFile = mail.target.nkeySeedFile;
-  options.tlsCaFile = mail.target.caFile;
+  options.servers = {mail.agentTarget.url};
+  options.nkeySeedFile = mail.agentTarget.nkeySeedFile;
+  options.credentialsFile = mail.agentTarget.credentialsFile;
+  options.inboxPrefix = mail.agentTarget.inboxPrefix;
+  options.tlsCaFile = mail.agentTarget.caFile;
   options.space = mail.reader.space;
   options.principal = mail.reader.me;
   options.displayName = mail.name;
@@ -99,7 +109,8 @@ int followInbox(const Mail& mail, uint64_t listedUpTo) {
   options.onWarning = [](const Status&) {};
   auto endpoint = mesh::Endpoint::open(std::move(options));
   if (!endpoint.isOk()) {
-    return printFailure(what, supervisor::explainConnectFailure(mail.target, endpoint.status()));
+    return printFailure(what,
+                        supervisor::explainConnectFailure(mail.agentTarget, endpoint.status()));
   }
   printNote("following: new messages appear below (Ctrl-C stops)");
   std::fflush(stdout);
@@ -189,10 +200,22 @@ int runReply(const InboxArgs& args) {
   auto found = mesh::findMessage(mail->endpoint->jetStream(), mail->reader, args.id);
   if (!found.isOk()) return printFailure(what, found.status());
   const wire::CotalMessage& original = found->delivery.message;
+  if (mail->target.mode == "auth") {
+    // The answer goes out under the person's agent profile, minted to post to that channel.
+    MeshTargetArgs sendArgs = args.target;
+    if (found->delivery.kind == wire::DeliveryKind::kChannel) {
+      sendArgs.postChannels = {original.routing.target};
+    }
+    auto sendTarget = resolveMeshTarget(sendArgs);
+    if (!sendTarget.isOk()) return printFailure(what, sendTarget.status());
+    auto sending = openObserver(*sendTarget, what);
+    if (!sending.isOk()) return printFailure(what, sending.status());
+    mail->sending = std::move(sending).value();
+  }
   std::string text;
   for (const auto& w : args.words)
     text += (text.empty() ? "" : " ") + w;
-  mesh::Endpoint& me = *mail->endpoint;
+  mesh::Endpoint& me = mail->sender();
   Result<mesh::SendReceipt> sent = invalidArgument("unanswerable", "");
   std::string to;
   switch (found->delivery.kind) {

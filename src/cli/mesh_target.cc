@@ -51,8 +51,9 @@ Status usePrivilege(const MeshTargetArgs& args, MeshTarget& target, supervisor::
     return failedPrecondition(
         "needs-authority-machine",
         std::string(what) + " needs the space owner's " +
-            (privilege == supervisor::Privilege::kAdminReads ? "history reads"
-                                                             : "channel registry writes") +
+            (privilege == supervisor::Privilege::kAdminReads       ? "history and traffic reads"
+             : privilege == supervisor::Privilege::kRegistryWrites ? "channel registry writes"
+                                                                   : "mail reader") +
             ", which only the machine holding the space's authority can mint; run it there");
   }
   SHOAL_ASSIGN_OR_RETURN(auto paths, supervisor::MeshPaths::resolve(args.space));

@@ -124,9 +124,8 @@ constexpr std::array kRefusals = {
             "any other)"},
     Refusal{"permission-violation",
             "the broker refused a subject the credential's grants do not allow (auth mode)",
-            "the message names the subject; in auth mode today the CLI's credential cannot read "
-            "the DM stream, so `shoal inbox` is refused there, and a seat may post only to the "
-            "channels its profile declares"},
+            "the message names the subject; in auth mode a seat, or a `shoal join` peer, may "
+            "read and post only the channels its credential was minted for"},
     Refusal{"bad-space", "a space name is 1–64 letters, digits, `_` or `-`",
             "pick a name like `main` or `team-a` (`--space NAME`)"},
     Refusal{"no-home", "neither HOME nor XDG_DATA_HOME / XDG_STATE_HOME is an absolute path",

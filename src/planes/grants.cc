@@ -240,6 +240,44 @@ Result<std::vector<GrantRow>> adminGrants(const ReaderScope& s) {
   return rows;
 }
 
+Result<std::vector<GrantRow>> mailboxGrants(const AgentScope& s) {
+  SHOAL_ASSIGN_OR_RETURN(Names n, namesOf(s.space));
+  SHOAL_RETURN_IF_ERROR(wire::validatePrincipal(s.principal));
+  SHOAL_RETURN_IF_ERROR(wire::validateLifecycleUid(s.lifecycleUid));
+  SHOAL_RETURN_IF_ERROR(checkConnId(s.connId));
+  const std::string me = s.principal.owner + "." + s.principal.actor;
+  SHOAL_ASSIGN_OR_RETURN(std::string dmhist, wire::dmhistConsumer(s.principal, s.lifecycleUid));
+  SHOAL_ASSIGN_OR_RETURN(std::string chathist, wire::chathistDurable(s.principal, s.lifecycleUid));
+  SHOAL_ASSIGN_OR_RETURN(std::string dmD, wire::dmDurable(s.principal, s.lifecycleUid));
+  SHOAL_ASSIGN_OR_RETURN(std::string toMe, wire::dmFilter(s.space, s.principal));
+  SHOAL_ASSIGN_OR_RETURN(std::string posts, wire::chatFilter(s.space, ">"));
+  Rows r;
+  readerBase(r, n, s.connId);
+  const std::string create = "$JS.API.CONSUMER.CREATE." + n.dm + "." + dmhist + ".";
+  r.pub(create + toMe, "its mail reader, pinned to the DMs addressed to it");
+  r.pub(create + n.root + ".inst.*.*." + me, "its mail reader, pinned to the DMs it sent");
+  for (const char* api : {"INFO", "MSG.NEXT", "DELETE"}) {
+    r.pub(std::string("$JS.API.CONSUMER.") + api + "." + n.dm + "." + dmhist, "its mail reader");
+    r.pub(std::string("$JS.API.CONSUMER.") + api + "." + n.chat + "." + chathist,
+          "its chat history reader (a message looked up by id)");
+  }
+  r.pub("$JS.API.CONSUMER.CREATE." + n.chat + "." + chathist + "." + posts,
+        "its chat history reader (a message looked up by id)");
+  r.pub("$JS.API.STREAM.INFO." + n.dm, "the DM stream's watermark");
+  r.pub("$JS.API.STREAM.INFO." + n.chat, "the channel stream's watermark");
+  bindOnly(r, n.dm, dmD, "its DM durable (bind only: `shoal inbox --follow`)");
+  r.pub(n.root + ".ep.one.manager.provision." + me + "." + s.lifecycleUid + ".*",
+        "asks the manager for its own DM durable (self mode)");
+  for (const std::string* stream : {&n.dm, &n.task, &n.dlv}) {
+    r.denyPub("$JS.API.CONSUMER.DURABLE.CREATE." + *stream + ".>",
+              "no unpinned consumer creates on " + *stream);
+  }
+  for (const std::string* stream : {&n.task, &n.dlv}) {
+    r.denyPub("$JS.API.CONSUMER.CREATE." + *stream + ".>", "no consumer creates on " + *stream);
+  }
+  return r.take();
+}
+
 Result<std::vector<GrantRow>> registrarGrants(const ReaderScope& s) {
   SHOAL_ASSIGN_OR_RETURN(Names n, namesOf(s.space));
   SHOAL_RETURN_IF_ERROR(checkConnId(s.connId));

@@ -110,6 +110,13 @@ using PlaneScope = ReaderScope;
 Result<std::vector<GrantRow>> agentGrants(const AgentScope& scope);
 Result<std::vector<GrantRow>> observerGrants(const ReaderScope& scope);
 Result<std::vector<GrantRow>> adminGrants(const ReaderScope& scope);
+// The person reading their own mail (`shoal inbox|read|reply`, `shoal history --dm`): the
+// roster, a history reader on DM_<space> pinned to the DMs addressed to `principal` or sent by
+// it (the filter rides in the create subject), its chat-history reader, its own DM durable
+// (bind only) and its own provisioning. Publishes no application traffic; every other consumer
+// create on DM/TASK/DLV is refused. Uses the scope's principal, lifecycle uid and connId only.
+Result<std::vector<GrantRow>> mailboxGrants(const AgentScope& scope);
+
 // The space's owner managing channels (`shoal channels list|set|default`): the roster, registry
 // and durable-membership reads, and writes of the registry's records (privileged write, the
 // digest's §6.1) — no application publish, no other bucket written.

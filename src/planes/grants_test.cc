@@ -164,6 +164,34 @@ TEST_F(GrantsTest, ObserverAndAdminReadButNeverPublishApplicationTraffic) {
   EXPECT_TRUE(refused(*admin, {{D::kSubscribe, "cotal.main.inst.>"}}).empty());
 }
 
+// The person's mail reader reads only its own mail: the pinned creates with its own filters,
+// never another's, never the body-only form, never application traffic.
+TEST_F(GrantsTest, TheMailboxReadsOnlyItsOwnMail) {
+  auto rows = mailboxGrants(adaScope());
+  ASSERT_TRUE(rows.isOk()) << rows.status().toString();
+  std::set<std::string> denied;
+  std::vector<Probe> probes = rowProbes(*rows, &denied);
+  EXPECT_EQ(refused(*rows, probes), denied);
+  const std::string dmhist = "dmhist_local-ada-" + std::string(kUid);
+  using D = GrantRow::Direction;
+  const std::vector<Probe> forgeries = {
+      {D::kPublish, "$JS.API.CONSUMER.CREATE.DM_main." + dmhist + ".cotal.main.inst.local.bob.>"},
+      {D::kPublish, "$JS.API.CONSUMER.CREATE.DM_main." + dmhist + ".cotal.main.inst.>"},
+      {D::kPublish, "$JS.API.CONSUMER.CREATE.DM_main.dmhist_local-bob-" + std::string(kUid) +
+                        ".cotal.main.inst.local.bob.>"},
+      {D::kPublish, "$JS.API.CONSUMER.DURABLE.CREATE.DM_main." + dmhist},
+      {D::kPublish, "$JS.API.CONSUMER.MSG.NEXT.DM_main.dm_local-bob-" + std::string(kUid)},
+      {D::kPublish, "$JS.API.STREAM.MSG.GET.DM_main"},
+      {D::kPublish, "cotal.main.inst.local.bob.local.ada"},
+      {D::kPublish, "cotal.main.chat.local.ada.team.backend"},
+      {D::kSubscribe, "cotal.main.inst.local.ada.>"},
+  };
+  std::set<std::string> expected;
+  for (const auto& f : forgeries)
+    expected.insert(f.subject);
+  EXPECT_EQ(refused(*rows, forgeries), expected);
+}
+
 // The registry editor writes channel records and nothing else; it reads the membership registry.
 TEST_F(GrantsTest, TheRegistrarWritesTheChannelRegistryOnly) {
   auto rows = registrarGrants(ReaderScope{"main", std::string(kConnId)});

@@ -221,8 +221,9 @@ Result<CliCredential> cliCredential(const MeshPaths& paths,
 }
 
 Result<CliCredential> privilegedCredential(const MeshPaths& paths, Privilege privilege) {
-  const bool admin = privilege == Privilege::kAdminReads;
-  const std::string kind = admin ? "admin" : "registrar";
+  const std::string kind = privilege == Privilege::kAdminReads       ? "admin"
+                           : privilege == Privilege::kRegistryWrites ? "registrar"
+                                                                     : "mailbox";
   SHOAL_ASSIGN_OR_RETURN(UserIdentity identity, ensureUserIdentity(paths.secretsDir));
   CliCredential out;
   out.credsFile = paths.secretsDir + "/" + paths.space + "-" + kind + ".creds";
@@ -246,11 +247,20 @@ Result<CliCredential> privilegedCredential(const MeshPaths& paths, Privilege pri
                                   "authority, so it cannot mint your credential here");
   }
   SHOAL_ASSIGN_OR_RETURN(planes::CredentialAuthority authority, openAuthority(paths));
-  planes::ReaderScope scope;
+  planes::AgentScope scope;
   scope.space = paths.space;
-  SHOAL_ASSIGN_OR_RETURN(scope.connId, newConnId(admin ? "adm" : "reg"));
-  SHOAL_ASSIGN_OR_RETURN(auto rows,
-                         admin ? planes::adminGrants(scope) : planes::registrarGrants(scope));
+  scope.principal = out.caller;
+  SHOAL_ASSIGN_OR_RETURN(scope.connId, newConnId(kind.substr(0, 3)));
+  std::vector<planes::GrantRow> rows;
+  const planes::ReaderScope reader{scope.space, scope.connId};
+  if (privilege == Privilege::kAdminReads) {
+    SHOAL_ASSIGN_OR_RETURN(rows, planes::adminGrants(reader));
+  } else if (privilege == Privilege::kRegistryWrites) {
+    SHOAL_ASSIGN_OR_RETURN(rows, planes::registrarGrants(reader));
+  } else {
+    SHOAL_ASSIGN_OR_RETURN(scope.lifecycleUid, peerUid(paths, out.caller));
+    SHOAL_ASSIGN_OR_RETURN(rows, planes::mailboxGrants(scope));
+  }
   SHOAL_ASSIGN_OR_RETURN(planes::MintedUser minted,
                          authority.mint(name, rows, kCliCredentialLifetime));
   SHOAL_RETURN_IF_ERROR(writeCreds(out.credsFile, minted));

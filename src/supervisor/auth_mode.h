@@ -111,12 +111,14 @@ Result<CliCredential> cliCredential(const MeshPaths& paths,
 // What a person's command needs beyond the agent profile of cliCredential, from the profiles of
 // planes/grants.h: kAdminReads (adminGrants: every read, DM / TASK / WAKE history included, no
 // application publish) for `shoal seat events`, `shoal watch` and `shoal deliver pending <peer>`;
-// kRegistryWrites (registrarGrants) for `shoal channels list|set|default`.
-enum class Privilege { kAdminReads, kRegistryWrites };
+// kRegistryWrites (registrarGrants) for `shoal channels list|set|default`; kMailbox
+// (mailboxGrants: the person's own DMs, through a history reader pinned to them) for
+// `shoal inbox|read|reply` and `shoal history --dm`.
+enum class Privilege { kAdminReads, kRegistryWrites, kMailbox };
 
-// The person's credential of `privilege`: the file `<secrets>/<space>-admin.creds` or
-// `-registrar.creds` while it stays valid for a few more minutes, else a fresh mint for
-// kCliCredentialLifetime. `no-authority` as cliCredential.
+// The person's credential of `privilege`: the file `<secrets>/<space>-admin.creds`,
+// `-registrar.creds` or `-mailbox.creds` while it stays valid for a few more minutes, else a fresh
+// mint for kCliCredentialLifetime. `no-authority` as cliCredential.
 Result<CliCredential> privilegedCredential(const MeshPaths& paths, Privilege privilege);
 
 // A peer the person runs by hand (`shoal join`): an agent-profile credential for `principal`

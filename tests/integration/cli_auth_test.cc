@@ -513,6 +513,47 @@ TEST_F(CliUpAuthTest, AJoinedPeerSpeaksAsThePersonsOwnPrincipal) {
   EXPECT_EQ(modeOf(secretsDir() + "/itest-peer-" + owner + ".ada.creds"), 0600u);
 }
 
+// What agents answer the person is readable in auth mode: `shoal inbox`, `read`, `reply` (a DM
+// and a channel post) and `history --dm` run under the person's mail reader, which the broker
+// lets read only the person's own DMs (GrantsTest.TheMailboxReadsOnlyItsOwnMail).
+TEST_F(CliUpAuthTest, ThePersonReadsAndAnswersTheirMailUnderTheirOwnMailReader) {
+  ASSERT_EQ(shoal({"up", "--auth", "--port", port(), "--no-daemon"}).code, 0);
+  const std::string me(status().at("principal").as_string());
+  const std::string owner = ownerOfMe();
+  CliRun ada =
+      shoalWithInput({"join", "--name", "ada", "--channel", "team"},
+                     "/dm " + me + " the review is done\n/msg team ready to merge\n/quit\n");
+  ASSERT_EQ(ada.code, 0) << ada.out << ada.err;
+
+  CliRun inbox = shoal({"inbox", "--json"});
+  ASSERT_EQ(inbox.code, 0) << inbox.out << inbox.err;
+  json::value mail = json::parse(inbox.out);
+  ASSERT_EQ(mail.at("messages").as_array().size(), 1u) << inbox.out;
+  const json::object& dm = mail.at("messages").as_array()[0].as_object();
+  EXPECT_EQ(dm.at("text").as_string(), "the review is done") << inbox.out;
+  const std::string id(dm.at("id").as_string());
+  EXPECT_EQ(modeOf(secretsDir() + "/itest-mailbox.creds"), 0600u);
+
+  CliRun read = shoal({"read", id, "--json"});
+  EXPECT_EQ(read.code, 0) << read.out << read.err;
+  CliRun reply = shoal({"reply", id, "thanks", "ada"});
+  EXPECT_EQ(reply.code, 0) << reply.out << reply.err;
+  CliRun conversation = shoal({"history", "--dm", owner + ".ada", "--json"});
+  ASSERT_EQ(conversation.code, 0) << conversation.out << conversation.err;
+  EXPECT_NE(conversation.out.find("thanks ada"), std::string::npos) << conversation.out;
+  EXPECT_NE(conversation.out.find("the review is done"), std::string::npos) << conversation.out;
+
+  CliRun posts = shoal({"history", "team", "--json"});
+  ASSERT_EQ(posts.code, 0) << posts.out << posts.err;
+  json::value page = json::parse(posts.out);
+  ASSERT_EQ(page.at("posts").as_array().size(), 1u) << posts.out;
+  const std::string postId(page.at("posts").as_array()[0].at("id").as_string());
+  CliRun answer = shoal({"reply", postId, "merging", "now"});
+  EXPECT_EQ(answer.code, 0) << answer.out << answer.err;
+  CliRun after = shoal({"history", "team", "--json"});
+  EXPECT_NE(after.out.find("merging now"), std::string::npos) << after.out;
+}
+
 }  // namespace
 }  // namespace shoal
 
