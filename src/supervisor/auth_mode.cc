@@ -38,15 +38,19 @@ Status writeCreds(const std::string& path, const planes::MintedUser& minted) {
 
 // An agent-profile credential for `scope` (a fresh inbox `ibx<role>…`) minted by this machine's
 // authority into `file`; `no-authority` when this machine does not hold it.
+// `no-authority` unless this machine holds the space's credential authority.
+Status requireAuthority(const MeshPaths& paths) {
+  if (spaceUsesAuth(paths)) return Status::ok();
+  return failedPrecondition("no-authority",
+                            "space " + paths.space +
+                                " runs in auth mode but this machine does not hold its "
+                                "authority, so it cannot mint your credential here");
+}
+
 Result<CliCredential> mintAgentCredential(const MeshPaths& paths, planes::AgentScope scope,
                                           std::string_view connRole, const std::string& file,
                                           std::chrono::seconds lifetime) {
-  if (!spaceUsesAuth(paths)) {
-    return failedPrecondition("no-authority",
-                              "space " + paths.space +
-                                  " runs in auth mode but this machine does not hold its "
-                                  "authority, so it cannot mint your credential here");
-  }
+  SHOAL_RETURN_IF_ERROR(requireAuthority(paths));
   SHOAL_ASSIGN_OR_RETURN(planes::CredentialAuthority authority, openAuthority(paths));
   SHOAL_ASSIGN_OR_RETURN(scope.connId, newConnId(connRole));
   SHOAL_ASSIGN_OR_RETURN(auto rows, planes::agentGrants(scope));
@@ -240,12 +244,7 @@ Result<CliCredential> privilegedCredential(const MeshPaths& paths, Privilege pri
       return out;
     }
   }
-  if (!spaceUsesAuth(paths)) {
-    return failedPrecondition("no-authority",
-                              "space " + paths.space +
-                                  " runs in auth mode but this machine does not hold its "
-                                  "authority, so it cannot mint your credential here");
-  }
+  SHOAL_RETURN_IF_ERROR(requireAuthority(paths));
   SHOAL_ASSIGN_OR_RETURN(planes::CredentialAuthority authority, openAuthority(paths));
   planes::AgentScope scope;
   scope.space = paths.space;
