@@ -195,6 +195,15 @@ constexpr std::array kRefusals = {
             "check it with `shoal seat show NAME`; `shoal seat rm NAME` and add it again"},
     Refusal{"foreign-profile", "the seat was sealed by another machine's daemon",
             "run it on that machine; it is never started here"},
+    Refusal{"seat-kept-elsewhere",
+            "the seat's profile is kept by another machine's daemon (each daemon writes only "
+            "its own machine's records), or is an offer to this machine not yet taken",
+            "change it on that machine; an offer to this one is taken with `shoal seat trust "
+            "NAME`"},
+    Refusal{"seat-on-two-machines",
+            "two machines both keep a record of the seat for themselves, so the manager issues "
+            "its credential to neither (one principal runs on one machine)",
+            "`shoal seat rm NAME` on the machine that should not run it"},
     Refusal{"manager-not-serving", "no manager plane serves the space (not started yet, or down)",
             "`shoal up` runs one; a seat waiting for it opens by itself once it serves"},
     Refusal{"journal-location-conflict",

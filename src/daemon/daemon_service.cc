@@ -1,5 +1,6 @@
 #include "daemon/daemon_service.h"
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <set>
@@ -59,6 +60,7 @@ std::string snapshotJson(const ProfileSnapshot& s) {
   o["revision"] = s.revision;
   o["profile"] = profile.isOk() ? json::parse(*profile) : json::value(nullptr);
   o["seal"] = std::string(sealVerdictName(s.seal));
+  if (!s.keptBy.empty()) o["keptBy"] = s.keptBy;  // the machine whose daemon wrote the record
   return json::serialize(o);
 }
 
@@ -110,15 +112,15 @@ Result<std::unique_ptr<DaemonService>> DaemonService::start(DaemonOptions option
     SHOAL_ASSIGN_OR_RETURN(d->claim_, MachineClaim::claim(*d->js_, d->options_.space,
                                                           d->options_.machine, sealer.keyId()));
   }
-  SHOAL_ASSIGN_OR_RETURN(auto store,
-                         ProfileStore::open(*d->js_, d->options_.space, std::move(sealer)));
+  SHOAL_ASSIGN_OR_RETURN(auto store, ProfileStore::open(*d->js_, d->options_.space,
+                                                        std::move(sealer), d->options_.machine));
   d->store_.emplace(std::move(store));
   std::string path = d->options_.socketPath;
   if (path.empty()) {
     SHOAL_ASSIGN_OR_RETURN(path, controlSocketPath(d->options_.space));
   }
   if (d->options_.runSeats) {
-    auto profiles = d->store_->list();
+    auto profiles = d->tidiedProfiles();
     if (!profiles.isOk()) return profiles.status().withContext("reading the seat profiles");
     for (const auto& snapshot : *profiles)
       (void)d->openSeat(snapshot);
@@ -191,6 +193,7 @@ Status DaemonService::checkSeatCwd(const SeatProfile& profile, bool create) {
   SHOAL_ASSIGN_OR_RETURN(auto seats, store_->list());
   for (const auto& s : seats) {
     if (s.profile.principal == profile.principal) return Status::ok();  // `seat-exists` follows
+    if (runsElsewhere(s.profile)) continue;  // another machine's directories
     if (s.profile.cwd == profile.cwd) {
       return failedPrecondition(
           "cwd-in-use", fmt::format("{} is the working directory of seat {} ({}); each "
@@ -224,6 +227,15 @@ std::string DaemonService::openSeat(const ProfileSnapshot& snapshot) {
     retries_.erase(id);
     seats_.erase(id);
     return notes_[id] = "runs on machine " + profile.machine + " (elsewhere)";
+  }
+  if (!snapshot.keptBy.empty() && snapshot.keptBy != options_.machine) {
+    // An offer from another machine (`seat move`, `seat add --machine`): written there, it is
+    // not this machine's until its owner here takes it.
+    retries_.erase(id);
+    seats_.erase(id);
+    return notes_[id] = "offered by machine " + snapshot.keptBy + ", not run yet: check its " +
+                        "command with `shoal seat show " + profile.name +
+                        "` and take it with `shoal seat trust " + profile.name + "`";
   }
   if (Status refused = sealRefusal(snapshot.seal, profile.name); !refused.isOk()) {
     log::warn("daemon: seat {} not run: {}", id, refused.toString());
@@ -325,11 +337,61 @@ bool DaemonService::runsElsewhere(const SeatProfile& profile) const {
          profile.machine != options_.machine;
 }
 
+Result<std::vector<ProfileSnapshot>> DaemonService::tidiedProfiles() {
+  SHOAL_ASSIGN_OR_RETURN(auto records, store_->records());
+  if (tidyRecords(records)) {
+    SHOAL_ASSIGN_OR_RETURN(records, store_->records());
+  }
+  return store_->governing(std::move(records));
+}
+
+bool DaemonService::tidyRecords(const std::vector<ProfileSnapshot>& records) {
+  const std::string& me = options_.machine;
+  if (me.empty()) return false;
+  bool changed = false;
+  for (const auto& r : records) {
+    const bool legacyOfOurs = r.keptBy.empty() && r.seal == SealVerdict::kSealed &&
+                              (r.profile.machine.empty() || r.profile.machine == me);
+    const bool ownOffer = r.keptBy == me && r.profile.machine != me;
+    // Each record is tried once per daemon life: a refused removal (a legacy key the daemon
+    // credential may not write in auth mode) is not retried every rescan.
+    if ((!legacyOfOurs && !ownOffer) || tidied_.count(r.key + "@" + std::to_string(r.revision))) {
+      continue;
+    }
+    auto held = [&](const std::string& by) {
+      return std::any_of(records.begin(), records.end(), [&](const ProfileSnapshot& o) {
+        return o.key != r.key && o.profile.principal == r.profile.principal && o.keptBy == by &&
+               o.profile.machine == by;
+      });
+    };
+    const std::string id = r.profile.principal.dotForm();
+    if (ownOffer && !held(r.profile.machine)) continue;  // not taken yet
+    tidied_.insert(r.key + "@" + std::to_string(r.revision));
+    if (legacyOfOurs && !held(me)) {
+      auto adopted = store_->adopt(r.profile);
+      if (!adopted.isOk()) {
+        log::warn("daemon: seat {}: its profile stays in the form from before machine prefixes: {}",
+                  id, adopted.status().toString());
+        continue;
+      }
+      log::info("daemon: seat {}: profile moved under machine {}'s prefix", id, me);
+    }
+    changed = true;
+    if (Status removed = store_->removeRecord(r); !removed.isOk()) {
+      log::warn("daemon: seat {}: record {} not removed: {}", id, r.key, removed.toString());
+    } else if (ownOffer) {
+      log::info("daemon: seat {} was taken by machine {}; its offer here is removed", id,
+                r.profile.machine);
+    }
+  }
+  return changed;
+}
+
 void DaemonService::rescanProfiles() {
   const auto now = std::chrono::steady_clock::now();
   if (now < nextRescan_ || !options_.runSeats) return;
   nextRescan_ = now + kRescanInterval;
-  auto profiles = store_->list();
+  auto profiles = tidiedProfiles();
   if (!profiles.isOk()) return;  // the broker is away: the next tick tries again
   std::set<std::string> present;
   for (const auto& snapshot : *profiles) {
@@ -626,8 +688,20 @@ Result<std::string> DaemonService::handle(const ControlRequest& request) {
     SHOAL_RETURN_IF_ERROR(onlyKeys(args, {"id"}, request.op));
     SHOAL_ASSIGN_OR_RETURN(wire::Principal id, idArg(args));
     SHOAL_ASSIGN_OR_RETURN(ProfileSnapshot s, store_->get(id));
-    if (s.seal == SealVerdict::kForeign) return sealRefusal(s.seal, s.profile.name);
-    if (s.seal != SealVerdict::kSealed) {
+    if (runsElsewhere(s.profile)) {
+      return failedPrecondition("seat-elsewhere", "seat " + id.dotForm() + " runs on machine " +
+                                                      s.profile.machine +
+                                                      ": trust it there, or move it here first");
+    }
+    const bool offer = !s.keptBy.empty() && s.keptBy != store_->machine();
+    if (!offer && s.seal == SealVerdict::kForeign) return sealRefusal(s.seal, s.profile.name);
+    if (s.keptBy != store_->machine()) {
+      // An offer to this machine, or a legacy record no other daemon sealed: the owner here
+      // takes it, sealed, under this machine's prefix.
+      SHOAL_ASSIGN_OR_RETURN(s, store_->adopt(s.profile));
+      log::info("daemon: seat {} taken by this machine at revision {} (its command: {} words)",
+                id.dotForm(), s.revision, s.profile.command.size());
+    } else if (s.seal != SealVerdict::kSealed) {
       SHOAL_ASSIGN_OR_RETURN(s, store_->update(s.profile, s.revision));
       log::info("daemon: seat {} trusted by its owner at revision {} (its command: {} words)",
                 id.dotForm(), s.revision, s.profile.command.size());

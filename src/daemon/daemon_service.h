@@ -54,6 +54,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "base/result.h"
@@ -128,6 +129,12 @@ class DaemonService {
   // is opened or closed here.
   void retryOpens();
   void rescanProfiles();
+  // The governing profile of every seat, after tidyRecords.
+  Result<std::vector<ProfileSnapshot>> tidiedProfiles();
+  // Keeps this machine's records in order: a legacy record it sealed moves under its prefix,
+  // and an offer of its own that the named machine has taken (that machine now keeps a record
+  // naming itself) is removed. Whether any record changed.
+  bool tidyRecords(const std::vector<ProfileSnapshot>& records);
   // Whether `profile` runs on another machine than this daemon's.
   bool runsElsewhere(const SeatProfile& profile) const;
   Result<std::string> moveSeat(const wire::Principal& id, const std::string& machine);
@@ -149,6 +156,7 @@ class DaemonService {
   std::map<std::string, PendingOpen> heals_;      // by id: seats with a poisoned journal
   std::map<std::string, PendingOpen> retries_;    // by id: transient open failures; control thread
   std::map<std::string, uint64_t> seenRevision_;  // by id: the profile revision acted on
+  std::set<std::string> tidied_;                  // records tidied once: "<key>@<revision>"
   std::chrono::steady_clock::time_point nextRescan_{};
   std::unique_ptr<transport::Connection> conn_;
   std::unique_ptr<SeatCredentials> seatCreds_;    // auth mode only

@@ -1,5 +1,16 @@
-// ProfileStore: the seat profiles of a space, in the KV bucket `shoal_seats_<space>` (one key
-// per seat: its principal id `<owner>.<actor>`).
+// ProfileStore: the seat profiles of a space, in the KV bucket `shoal_seats_<space>`.
+//
+// Keys: a daemon writes only under its machine's prefix, `<machine>.<owner>.<actor>`, so in
+// auth mode its credential can be confined to `$KV.shoal_seats_<space>.<machine>.>` (issue 19
+// item 5; decision 022). A store opened without a machine name writes `<owner>.<actor>`, the
+// form from before prefixes ("legacy"), which any store still reads.
+//
+// Records and seats. One seat usually has one record. A record kept by machine K whose profile
+// names machine M ≠ K is an offer (`seat move`, `seat add --machine`): K cannot write M's
+// prefix, so M's daemon takes the seat by writing its own record (adopt, on `shoal seat trust`)
+// and K then removes its offer. Of several records of one seat, get() and list() report the
+// one that governs it, in this order: this machine's own record for itself; a record kept by
+// the machine it names (the seat's home elsewhere); a legacy record; an offer.
 //
 // Every write is compare-and-set on the key's KV revision and returns the exact committed
 // snapshot: the profile as stored (decoded back from the bytes written) and the new revision.
@@ -16,6 +27,9 @@
 // seal's verdict; the daemon opens only `kSealed` profiles. Stored value (version 2):
 //   {"profile":{…canonical seat profile…},"seal":{"key":"<key id>","mac":"<hex>"}}
 // A bare profile object (version 1, before seals) reads as kUnsealed.
+//
+// A record that does not parse, under another machine's prefix, is that machine's damage: it is
+// skipped here (its own daemon reports it), so no machine can break another's seat list.
 //
 // Thread safety: every method may be called from any thread.
 // Lifetime: must not outlive the JetStream / Connection it was opened on.
@@ -40,6 +54,8 @@ struct ProfileSnapshot {
   SeatProfile profile;
   uint64_t revision = 0;
   SealVerdict seal = SealVerdict::kSealed;
+  std::string keptBy;  // the machine whose prefix holds the record; empty: a legacy record
+  std::string key;     // the record's KV key
 };
 
 // Why a profile with `verdict` is not run here (empty for kSealed); `seatName` names it.
@@ -48,30 +64,56 @@ Status sealRefusal(SealVerdict verdict, const std::string& seatName);
 class ProfileStore {
  public:
   // Binds to the space's seat bucket, creating it when absent (it is this machine-independent
-  // daemon state, not a Cotal resource).
+  // daemon state, not a Cotal resource). `machine` is the prefix this store writes under
+  // (empty: legacy keys); kInvalidArgument `bad-machine-name` for one that is not a token.
   static Result<ProfileStore> open(transport::JetStream& js, std::string_view space,
-                                   ProfileSealer sealer);
+                                   ProfileSealer sealer, std::string machine = "");
 
+  // Writes under this machine's prefix. create() refuses a seat any record already names,
+  // under any prefix (`seat-exists`). update(), remove() and handOver() change this machine's
+  // own record; when the seat's governing record is kept elsewhere they refuse with
+  // kFailedPrecondition `seat-kept-elsewhere`, naming the machine.
   Result<ProfileSnapshot> create(const SeatProfile& profile);
   Result<ProfileSnapshot> update(const SeatProfile& profile, uint64_t expectedRevision);
   Status remove(const wire::Principal& seat, uint64_t expectedRevision);
   // Writes `profile` without a seal (compare-and-set like update): a seat handed to another
   // machine, whose daemon runs it only once its owner there vouches (`shoal seat trust`).
   Result<ProfileSnapshot> handOver(const SeatProfile& profile, uint64_t expectedRevision);
+  // Takes a seat whose governing record is not this machine's own (an offer to this machine,
+  // or a legacy record): writes `profile`, sealed, as this machine's record (created, or
+  // replacing an older record of ours). The other record stays until its keeper removes it.
+  Result<ProfileSnapshot> adopt(const SeatProfile& profile);
+  // Removes one record by its key, compare-and-set on its revision (a superseded offer of ours,
+  // a legacy record once adopted).
+  Status removeRecord(const ProfileSnapshot& record);
   Result<ProfileSnapshot> get(const wire::Principal& seat);
-  // Every seat, sorted by id.
+  // Every seat, sorted by id: its governing record.
   Result<std::vector<ProfileSnapshot>> list();
+  // Every record, sorted by key (a seat being handed over has two).
+  Result<std::vector<ProfileSnapshot>> records();
+  // The governing record of each seat among `records` (sorted by key), sorted by id.
+  std::vector<ProfileSnapshot> governing(std::vector<ProfileSnapshot> records) const;
+  const std::string& machine() const { return machine_; }
 
  private:
-  ProfileStore(transport::KeyValue kv, std::string space, ProfileSealer sealer)
-      : kv_(std::move(kv)), space_(std::move(space)), sealer_(std::move(sealer)) {}
+  ProfileStore(transport::KeyValue kv, std::string space, ProfileSealer sealer, std::string machine)
+      : kv_(std::move(kv)),
+        space_(std::move(space)),
+        sealer_(std::move(sealer)),
+        machine_(std::move(machine)) {}
+  std::string ownKey(const wire::Principal& seat) const;
+  int rank(const ProfileSnapshot& record) const;
   Result<ProfileSnapshot> snapshotOf(const std::string& bytes, uint64_t revision,
                                      const std::string& key);
+  Result<ProfileSnapshot> read(const std::string& key);
+  Result<std::vector<ProfileSnapshot>> recordsOf(const wire::Principal& seat);
   Result<std::string> sealedBytes(const SeatProfile& profile) const;
+  Status keptElsewhere(const wire::Principal& seat, const Status& writeFailure, uint64_t expected);
 
   transport::KeyValue kv_;
   std::string space_;
   ProfileSealer sealer_;
+  std::string machine_;
 };
 
 }  // namespace shoal::daemon

@@ -138,5 +138,107 @@ TEST_F(ProfileStoreTest, ProfilesNotSealedByThisKeyAreNamedByTheirVerdict) {
   EXPECT_TRUE(sealRefusal(SealVerdict::kSealed, "x").isOk());
 }
 
+// Machine prefixes (decision 022): each store writes `<machine>.<owner>.<actor>` and reads
+// every machine's records; another machine's seat is neither re-created nor changed here.
+class MachineProfileStoreTest : public ProfileStoreTest {
+ protected:
+  ProfileStore machineStore(const std::string& machine, char key) {
+    auto store = ProfileStore::open(*js_, "main",
+                                    ProfileSealer::withKeyForTest(std::string(64, key)), machine);
+    EXPECT_TRUE(store.isOk()) << store.status().toString();
+    return std::move(store).value();
+  }
+};
+
+TEST_F(MachineProfileStoreTest, EachMachineWritesUnderItsOwnPrefixOnly) {
+  ProfileStore alpha = machineStore("alpha", 'a');
+  ProfileStore beta = machineStore("beta", 'b');
+  SeatProfile ann = seat("ann");
+  ann.machine = "alpha";
+  auto created = alpha.create(ann);
+  ASSERT_TRUE(created.isOk()) << created.status().toString();
+  EXPECT_EQ(created->key, "alpha.local.ann");
+  EXPECT_EQ(created->keptBy, "alpha");
+
+  auto seen = beta.get(ann.principal);
+  ASSERT_TRUE(seen.isOk()) << seen.status().toString();
+  EXPECT_EQ(seen->keptBy, "alpha");
+  EXPECT_EQ(seen->seal, SealVerdict::kForeign);
+  auto twice = beta.create(ann);
+  EXPECT_EQ(twice.status().reason(), "seat-exists");
+  EXPECT_NE(twice.status().message().find("kept by machine alpha"), std::string::npos);
+  SeatProfile changed = ann;
+  changed.command = {"/bin/sh", "-c", "id"};
+  auto rewrite = beta.update(changed, seen->revision);
+  EXPECT_EQ(rewrite.status().reason(), "seat-kept-elsewhere") << rewrite.status().toString();
+  EXPECT_EQ(beta.remove(ann.principal, seen->revision).reason(), "seat-kept-elsewhere");
+  EXPECT_EQ(alpha.get(ann.principal)->profile, ann) << "alpha's record is untouched";
+}
+
+// A seat moved from alpha to beta: alpha's record becomes an offer naming beta; beta takes it
+// by writing its own record, which then governs it everywhere, and alpha removes its offer.
+TEST_F(MachineProfileStoreTest, AnOfferIsTakenByTheMachineItNames) {
+  ProfileStore alpha = machineStore("alpha", 'a');
+  ProfileStore beta = machineStore("beta", 'b');
+  SeatProfile ann = seat("ann");
+  ann.machine = "alpha";
+  auto created = alpha.create(ann);
+  ASSERT_TRUE(created.isOk());
+  SeatProfile moved = ann;
+  moved.machine = "beta";
+  auto offered = alpha.handOver(moved, created->revision);
+  ASSERT_TRUE(offered.isOk()) << offered.status().toString();
+
+  auto offer = beta.get(ann.principal);
+  ASSERT_TRUE(offer.isOk());
+  EXPECT_EQ(offer->keptBy, "alpha");
+  EXPECT_EQ(offer->profile.machine, "beta");
+  EXPECT_EQ(offer->seal, SealVerdict::kUnsealed);
+  auto taken = beta.adopt(offer->profile);
+  ASSERT_TRUE(taken.isOk()) << taken.status().toString();
+  EXPECT_EQ(taken->key, "beta.local.ann");
+  EXPECT_EQ(taken->seal, SealVerdict::kSealed);
+
+  // Both records exist until alpha removes its offer; beta's governs on both machines.
+  EXPECT_EQ(beta.get(ann.principal)->keptBy, "beta");
+  auto fromAlpha = alpha.get(ann.principal);
+  ASSERT_TRUE(fromAlpha.isOk());
+  EXPECT_EQ(fromAlpha->keptBy, "beta");
+  auto records = alpha.records();
+  ASSERT_TRUE(records.isOk());
+  ASSERT_EQ(records->size(), 2u);
+  EXPECT_EQ(alpha.list()->size(), 1u);
+  EXPECT_EQ((*records)[0].key, "alpha.local.ann");
+  ASSERT_TRUE(alpha.removeRecord((*records)[0]).isOk());
+  EXPECT_EQ(alpha.records()->size(), 1u);
+  EXPECT_EQ(alpha.get(ann.principal)->keptBy, "beta");
+}
+
+// A record from before prefixes is read by every store and taken by adoption; damage under
+// another machine's prefix does not break this machine's list, its own damage does.
+TEST_F(MachineProfileStoreTest, LegacyRecordsAreAdoptedAndForeignDamageIsSkipped) {
+  ASSERT_TRUE(store_->create(seat("ada")).isOk());  // the legacy store: key `local.ada`
+  ProfileStore alpha = machineStore("alpha", 'a');  // the same sealing key
+  auto legacy = alpha.get(seat("ada").principal);
+  ASSERT_TRUE(legacy.isOk());
+  EXPECT_EQ(legacy->key, "local.ada");
+  EXPECT_EQ(legacy->keptBy, "");
+  EXPECT_EQ(legacy->seal, SealVerdict::kSealed);
+  auto adopted = alpha.adopt(legacy->profile);
+  ASSERT_TRUE(adopted.isOk()) << adopted.status().toString();
+  EXPECT_EQ(adopted->profile.machine, "alpha");
+  EXPECT_EQ(alpha.get(seat("ada").principal)->key, "alpha.local.ada");
+
+  auto kv = transport::KeyValue::openBucket(*js_, "shoal_seats_main");
+  ASSERT_TRUE(kv.isOk());
+  ASSERT_TRUE(kv->put("beta.local.zed", "{not json").isOk());
+  ASSERT_TRUE(kv->put("beta.local.x.y", "{}").isOk());
+  auto listed = alpha.list();
+  ASSERT_TRUE(listed.isOk()) << listed.status().toString();
+  EXPECT_EQ(listed->size(), 1u);
+  ASSERT_TRUE(kv->put("alpha.local.zed", "{not json").isOk());
+  EXPECT_EQ(alpha.list().status().reason(), "bad-stored-profile");
+}
+
 }  // namespace
 }  // namespace shoal::daemon

@@ -367,7 +367,10 @@ Result<std::vector<GrantRow>> daemonGrants(const DaemonScope& s) {
   r.pub("$JS.FC.>", "flow control of its watches");
   r.pub("$JS.API.STREAM.CREATE.KV_" + n.seats, "creates the seat-profile bucket if absent");
   kvReads(r, n.seats, "the seat profiles it runs");
-  r.pub("$KV." + n.seats + ".>", "writes seat profiles (`shoal seat add|rm|start|stop`)");
+  SHOAL_RETURN_IF_ERROR(mesh::validateMachineName(s.machine));
+  r.pub("$KV." + n.seats + "." + s.machine + "." + s.owner + ".*",
+        "writes its own seat profiles (`shoal seat add|rm|start|stop`): its machine's prefix, "
+        "its owner's seats, no other");
   r.pub("$JS.API.STREAM.CREATE.KV_" + n.machines, "creates the machine-claim bucket if absent");
   kvReads(r, n.machines, "who holds each machine name");
   r.pub("$KV." + n.machines + "." + s.machine, "claims its own machine name, and no other");

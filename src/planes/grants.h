@@ -29,12 +29,12 @@
 //             to `P.dinbox.>` and `P.dlv.>`, the lease and membership rows it writes, the ACL,
 //             registry and roster it reads; serves the membership rail and answers
 //             `live.delivery` probes. No application publish.
-//   daemon    a machine's seat daemon: reads and writes the seat-profile bucket, asks the
-//             manager for its seats' credentials on its own `P.ep.one.manager.issue.<owner>.
-//             <machine>.*` (so the manager knows who asks from the subject); claims its own
-//             machine name in the machine-claim bucket, and no other; no application
-//             publish, no presence, no durable. Per-machine profile prefixes are (still
-//             planned): today any daemon of the space may write any profile.
+//   daemon    a machine's seat daemon: reads the seat-profile bucket and writes only its own
+//             records, `<machine>.<owner>.<actor>` (its machine's prefix, its owner's seats);
+//             asks the manager for its seats' credentials on its own `P.ep.one.manager.issue.
+//             <owner>.<machine>.*` (so the manager knows who asks from the subject); claims its
+//             own machine name in the machine-claim bucket, and no other; no application
+//             publish, no presence, no durable.
 //   bootstrap an invite's one-time credential (`shoal invite`, minutes to hours): its reply
 //             inbox and one publish, the join rail subject of its own invite
 //             (`P.ep.one.manager.join.<owner>.<machine|*>.<inviteId>`); nothing else.

@@ -291,6 +291,10 @@ TEST_F(GrantsTest, TheDaemonHoldsItsBucketAndItsOwnCredentialRequestsOnly) {
       {D::kPublish, issue + other + ".laptop.n1"},       // a credential as another owner
       {D::kPublish, issue + owner + ".desktop.n1"},      // as another machine
       {D::kPublish, "$KV.shoal_machines_main.desktop"},  // another machine's name
+      // Seat profiles: another machine's, another owner's on this machine, the legacy form.
+      {D::kPublish, "$KV.shoal_seats_main.desktop." + owner + ".ada"},
+      {D::kPublish, "$KV.shoal_seats_main.laptop." + other + ".ada"},
+      {D::kPublish, "$KV.shoal_seats_main." + owner + ".ada"},
       {D::kPublish, "cotal.main.inst." + owner + ".ada." + owner + ".laptop"},
       {D::kPublish, "cotal.main.chat." + owner + ".ada.general"},
       {D::kPublish, "cotal.main.wake." + owner + ".ada"},

@@ -174,20 +174,43 @@ Status ManagerPlane::checkSeatMachine(const wire::Principal& seat, const std::st
     }
     seats_.emplace(std::move(kv).value());
   }
-  auto entry = seats_->get(seat.dotForm());
+  // The asking machine's own record (`<machine>.<owner>.<actor>`: only its daemon credential
+  // writes that prefix) must name it.
+  const std::string suffix = "." + seat.dotForm();
+  auto entry = seats_->get(machine + suffix);
   if (!entry.isOk()) {
     if (entry.status().code() == StatusCode::kNotFound) {
-      return failedPrecondition("unknown-seat", "no seat profile names " + seat.dotForm() +
-                                                    ": a daemon asks only for its seats'");
+      return failedPrecondition("unknown-seat", "machine " + machine +
+                                                    " keeps no profile of seat " + seat.dotForm() +
+                                                    ": a daemon asks only for the seats it keeps");
     }
     return entry.status().withContext("reading the seat profile of " + seat.dotForm());
   }
   SHOAL_ASSIGN_OR_RETURN(std::optional<std::string> named, machineOfStoredProfile(entry->value));
-  if (!named) return Status::ok();  // a profile from before machines: any daemon
-  if (*named != machine) {
+  if (named && *named != machine) {
     return permissionDenied("not-this-machine", "seat " + seat.dotForm() + " runs on machine " +
                                                     *named + ", not on " + machine +
                                                     " (the asking daemon's)");
+  }
+  // And no other machine keeps the seat for itself: one principal, one machine.
+  SHOAL_ASSIGN_OR_RETURN(std::vector<std::string> keys, seats_->keys());
+  for (const std::string& key : keys) {
+    const bool prefixed = std::count(key.begin(), key.end(), '.') == 2;
+    if (!prefixed || key == machine + suffix || key.size() <= suffix.size() ||
+        key.compare(key.size() - suffix.size(), suffix.size(), suffix) != 0) {
+      continue;
+    }
+    const std::string other = key.substr(0, key.size() - suffix.size());
+    auto held = seats_->get(key);
+    if (!held.isOk()) continue;  // removed meanwhile
+    auto names = machineOfStoredProfile(held->value);
+    if (!names.isOk() || !*names || **names == other) {
+      return permissionDenied("seat-on-two-machines",
+                              "seat " + seat.dotForm() + " is kept by machines " + machine +
+                                  " and " + other +
+                                  " both; no credential is issued for it "
+                                  "until one removes it (`shoal seat rm` there)");
+    }
   }
   return Status::ok();
 }

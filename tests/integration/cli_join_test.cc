@@ -12,7 +12,9 @@
 
 #include "base/clock.h"
 #include "cli_fixture.h"
+#include "mesh/credential_rail.h"
 #include "transport/creds_file.h"
+#include "transport/nkey.h"
 
 namespace shoal {
 namespace {
@@ -65,8 +67,75 @@ class CliJoinTest : public CliTest {
     return !ec && v.is_object() ? std::string(v.at("link").as_string()) : std::string();
   }
 
+  // A raw client holding the daemon credential in `credsFile`, over TLS with `caFile`.
+  std::unique_ptr<transport::Connection> asDaemon(const std::string& credsFile,
+                                                  const std::string& caFile) {
+    auto creds = transport::readCredsFile(FileSystem::posix(), credsFile);
+    EXPECT_TRUE(creds.isOk()) << creds.status().toString();
+    if (!creds.isOk()) return nullptr;
+    transport::ConnectOptions options;
+    options.servers = {"tls://127.0.0.1:" + port()};
+    options.tlsCaFile = caFile;
+    options.credentialsFile = creds->path;
+    options.inboxPrefix = creds->inboxPrefix;
+    options.allowReconnect = false;
+    auto conn = transport::Connection::connect(options);
+    EXPECT_TRUE(conn.isOk()) << conn.status().toString();
+    return conn.isOk() ? std::move(conn).value() : nullptr;
+  }
+
   std::optional<testing::TempDir> homeB_;
 };
+
+// In auth mode a machine's daemon credential writes only that machine's seat records
+// (`<machine>.<owner>.<actor>`): from a raw client holding B's, a write under A's prefix is
+// refused by the broker; and a record B writes under its own prefix claiming A's seat makes
+// the manager refuse that seat's credential to both machines (`seat-on-two-machines`), so a
+// machine cannot take over another's seat, nor run it twice.
+TEST_F(CliJoinTest, AJoinedMachineWritesOnlyItsOwnSeatRecords) {
+  CliRun up = shoal({"up", "--auth", "--tls", "--port", port(), "--json"});
+  ASSERT_EQ(up.code, 0) << up.out << up.err;
+  CliRun added = shoal({"seat", "add", "Ann", "--json", "--", "/bin/cat"});
+  ASSERT_EQ(added.code, 0) << added.out << added.err;
+  json::object ann = json::parse(added.out).at("profile").as_object();
+  const std::string annId(ann.at("id").as_string());
+  const std::string alpha(ann.at("machine").as_string());
+  const std::string owner = annId.substr(0, annId.find('.'));
+  const std::string link = invite({"--machine", "beta"});
+  CliRun joined = onB([&] { return shoal({"daemon", "join", link, "--json"}); });
+  ASSERT_EQ(joined.code, 0) << joined.out << joined.err << logsOfA();
+
+  auto b = asDaemon(joinedDirOfB() + "/daemon.creds", joinedDirOfB() + "/ca.pem");
+  ASSERT_NE(b, nullptr);
+  ASSERT_TRUE(b->publish("$KV.shoal_seats_itest." + alpha + "." + annId, "{}").isOk());
+  ASSERT_TRUE(b->flush(seconds(5)).isOk());
+  EXPECT_TRUE(testing::eventually([&] { return b->stats().permissionViolations > 0; }, seconds(2)))
+      << "B's daemon credential wrote a record under A's prefix";
+
+  // Under its own prefix B may write: a copy of Ann's profile naming beta.
+  auto js = transport::JetStream::create(*b);
+  ASSERT_TRUE(js.isOk());
+  auto kv = transport::KeyValue::openBucket(*js, "shoal_seats_itest");
+  ASSERT_TRUE(kv.isOk()) << kv.status().toString();
+  json::object claim = ann;
+  claim["machine"] = "beta";
+  ASSERT_TRUE(kv->put("beta." + annId, json::serialize(claim)).isOk());
+
+  mesh::IssueRequest request;
+  request.principal = wire::Principal{owner, "ann"};
+  request.lifecycleUid = std::string(ann.at("lifecycleUid").as_string());
+  request.connId = "ibxjointest0000000001";
+  request.userKey = transport::generateNKey(transport::NKeyRole::kUser)->publicKey;
+  auto toB = mesh::requestSeatCredential(*b, "itest", owner, "beta", request, seconds(5));
+  ASSERT_FALSE(toB.isOk());
+  EXPECT_EQ(toB.status().reason(), "seat-on-two-machines") << toB.status().toString();
+  const std::string secrets = home_->join("state") + "/shoal/secrets";
+  auto a = asDaemon(secrets + "/itest-daemon.creds", secrets + "/itest-tls/ca.pem");
+  ASSERT_NE(a, nullptr);
+  auto toA = mesh::requestSeatCredential(*a, "itest", owner, alpha, request, seconds(5));
+  ASSERT_FALSE(toA.isOk());
+  EXPECT_EQ(toA.status().reason(), "seat-on-two-machines") << toA.status().toString();
+}
 
 TEST_F(CliJoinTest, AMachineJoinsByInviteAndItsSeatAnswersTheSpace) {
   CliRun up = shoal({"up", "--auth", "--tls", "--port", port(), "--no-daemon", "--json"});

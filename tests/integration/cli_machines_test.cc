@@ -65,6 +65,24 @@ class CliMachinesTest : public CliTest {
     return seat != nullptr && seat->is_object() && seat->as_object().at("running").as_bool();
   }
 
+  // The keys of the seat-profile bucket, read as a raw client holding the mesh secret.
+  std::vector<std::string> seatKeys() {
+    auto rec = record();
+    if (!rec.isOk()) return {"no mesh record"};
+    transport::ConnectOptions options;
+    options.servers = {rec->url};
+    options.nkeySeedFile = rec->secretFile;
+    auto conn = transport::Connection::connect(options);
+    if (!conn.isOk()) return {conn.status().toString()};
+    auto js = transport::JetStream::create(**conn);
+    auto kv = js.isOk() ? transport::KeyValue::openBucket(*js, "shoal_seats_itest")
+                        : Result<transport::KeyValue>(js.status());
+    auto keys = kv.isOk() ? kv->keys() : Result<std::vector<std::string>>(kv.status());
+    if (!keys.isOk()) return {keys.status().toString()};
+    std::sort(keys->begin(), keys->end());
+    return *keys;
+  }
+
   std::optional<testing::TempDir> homeB_;
   std::optional<testing::TempDir> homeC_;
 };
@@ -87,6 +105,13 @@ TEST_F(CliMachinesTest, EachDaemonRunsOnlyItsOwnMachinesSeats) {
   CliRun addB = onB([&] { return shoal({"seat", "add", "Bea", "--json", "--", "/bin/cat"}); });
   ASSERT_EQ(addB.code, 0) << addB.out << addB.err;
   EXPECT_EQ(json::parse(addB.out).at("profile").at("machine").as_string(), "beta");
+  // Each daemon writes its records under its own machine's prefix.
+  EXPECT_EQ(seatKeys(), (std::vector<std::string>{"alpha.local.ann", "beta.local.bea"}));
+  // B cannot add a seat that A keeps, nor change it.
+  CliRun twice = onB([&] { return shoal({"seat", "add", "Ann", "--json", "--", "/bin/cat"}); });
+  EXPECT_NE(twice.out.find("seat-exists"), std::string::npos) << twice.out << twice.err;
+  CliRun stopA = onB([&] { return shoal({"seat", "stop", "Ann", "--json"}); });
+  EXPECT_NE(stopA.code, 0);
 
   // Each daemon sees the other's seat and leaves it alone.
   EXPECT_TRUE(testing::eventually(
@@ -121,6 +146,19 @@ TEST_F(CliMachinesTest, EachDaemonRunsOnlyItsOwnMachinesSeats) {
   CliRun toAnn = shoal({"send", "dm", "Ann", "hello", "on", "beta", "--wait", "surfaced=20"});
   EXPECT_EQ(toAnn.code, 0) << toAnn.out << toAnn.err << beta->output();
   EXPECT_TRUE(runningHere(onB([&] { return seatShown("Ann"); })));
+  // beta now keeps Ann under its own prefix, and alpha has removed its offer.
+  EXPECT_TRUE(testing::eventually(
+      [&] {
+        return seatKeys() == std::vector<std::string>{"beta.local.ann", "beta.local.bea"};
+      },
+      seconds(10)))
+      << [&] {
+           std::string all;
+           for (const auto& k : seatKeys())
+             all += k + " ";
+           return all;
+         }();
+  EXPECT_EQ(seatShown("Ann").at("keptBy").as_string(), "beta");
 
   // A third daemon (another home) under a name already held is refused, naming the holder;
   // the holder's own restart is not (it takes its claim over).

@@ -112,14 +112,18 @@ TEST_F(CliSecurityTest, AProfileWrittenBehindTheDaemonsBackIsNeverExecuted) {
       {"cwd", home_->path()}, {"channels", json::array{}},
       {"env", json::array{}}, {"lifecycleUid", "abcdefghijklmnopqrstuvwxyz"},
       {"state", "running"}};
-  ASSERT_TRUE(kv->put("local.mallory", json::serialize(injected)).isOk());
-  auto echo = kv->get("local.echo");
+  // Written under this machine's prefix, where the daemon keeps its own records.
+  CliRun daemon = shoal({"daemon", "status", "--json"});
+  ASSERT_EQ(daemon.code, 0) << daemon.err;
+  const std::string prefix = std::string(json::parse(daemon.out).at("machine").as_string()) + ".";
+  ASSERT_TRUE(kv->put(prefix + "local.mallory", json::serialize(injected)).isOk());
+  auto echo = kv->get(prefix + "local.echo");
   ASSERT_TRUE(echo.isOk());
   std::string forged = echo->value;
   const std::string cat = R"(["/bin/cat"])";
   ASSERT_NE(forged.find(cat), std::string::npos) << forged;
   forged.replace(forged.find(cat), cat.size(), R"(["/bin/sh","-c","touch )" + forgedMark + R"("])");
-  ASSERT_TRUE(kv->put("local.echo", forged).isOk());
+  ASSERT_TRUE(kv->put(prefix + "local.echo", forged).isOk());
 
   // The daemon's next start reads both.
   ASSERT_EQ(shoal({"down"}).code, 0);
