@@ -176,7 +176,9 @@ Status applyAuthMode(const DaemonArgs& args, const supervisor::MeshPaths& paths,
 int runDaemon(const DaemonArgs& args) {
   const std::string what = "shoal daemon";
   blockStopSignals();
-  auto target = resolveMeshTarget(args.target);
+  MeshTargetArgs targetArgs = args.target;
+  targetArgs.asDaemon = true;
+  auto target = resolveMeshTarget(targetArgs);
   if (!target.isOk()) return printFailure(what, target.status());
   daemon::DaemonOptions options;
   options.space = target->space;

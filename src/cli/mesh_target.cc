@@ -28,7 +28,8 @@ void addMeshTargetOptions(CLI::App* command, MeshTargetArgs& args, std::string_v
 
 Result<MeshTarget> resolveMeshTarget(const MeshTargetArgs& args) {
   SHOAL_ASSIGN_OR_RETURN(auto paths, supervisor::MeshPaths::resolve(args.space));
-  return supervisor::resolveBrokerTarget(paths, args.server, args.nkeyFile, args.postChannels);
+  return supervisor::resolveBrokerTarget(paths, args.server, args.nkeyFile, args.postChannels,
+                                         args.asDaemon);
 }
 
 Result<std::unique_ptr<transport::Connection>> openConnection(const MeshTarget& target,

@@ -34,6 +34,8 @@ struct MeshTargetArgs {
   double timeoutSeconds = 3;
   // Auth mode: the channels this command posts to (its credential is minted for them).
   std::vector<std::string> postChannels;
+  // A joined machine's daemon connects under its own credential, not the person's.
+  bool asDaemon = false;
 
   std::chrono::milliseconds timeout() const {
     return std::chrono::milliseconds(static_cast<int64_t>(timeoutSeconds * 1000));

@@ -204,6 +204,10 @@ constexpr std::array kRefusals = {
             "two machines both keep a record of the seat for themselves, so the manager issues "
             "its credential to neither (one principal runs on one machine)",
             "`shoal seat rm NAME` on the machine that should not run it"},
+    Refusal{"principal-is-a-seat",
+            "on a joined machine your commands run under a credential the manager issues for "
+            "your person, and a seat of the space has your person's id, so it is refused",
+            "rename or remove the seat that has your login as its name (`shoal seat rm NAME`)"},
     Refusal{"manager-not-serving", "no manager plane serves the space (not started yet, or down)",
             "`shoal up` runs one; a seat waiting for it opens by itself once it serves"},
     Refusal{"journal-location-conflict",

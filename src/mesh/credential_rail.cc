@@ -122,6 +122,7 @@ Result<std::string> encodeIssueRequest(const IssueRequest& request) {
   for (const auto& c : request.channels)
     channels.emplace_back(c);
   o["channels"] = std::move(channels);
+  if (request.person) o["person"] = true;
   return json::serialize(o);
 }
 
@@ -143,6 +144,11 @@ Result<IssueRequest> decodeIssueRequest(std::string_view text) {
         }
         if (out.channels.size() > kMaxIssueChannels) return badRequest("too many channels");
       }
+      continue;
+    }
+    if (k == "person") {
+      if (!value.is_bool()) return badRequest("person must be a boolean");
+      out.person = value.as_bool();
       continue;
     }
     if (!value.is_string()) return badRequest("'" + std::string(k) + "' must be a string");

@@ -57,6 +57,9 @@ struct IssueRequest {
   std::string userKey;  // "U…": the seat's public key
   std::optional<std::string> role;
   std::vector<std::string> channels;  // concrete channels it reads and posts to
+  // The person at the CLI of the asking daemon's machine (`"person": true`), not a seat: a
+  // short-lived credential for one of their commands, for a principal no machine keeps as a seat.
+  bool person = false;
 
   bool operator==(const IssueRequest&) const = default;
 };

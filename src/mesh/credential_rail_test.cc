@@ -69,6 +69,14 @@ TEST(CredentialRailTest, RequestsRoundTrip) {
   auto back = decodeIssueRequest(*text);
   ASSERT_TRUE(back.isOk()) << back.status().toString();
   EXPECT_EQ(*back, r);
+  EXPECT_EQ(text->find("person"), std::string::npos);  // a seat's request, as before
+  IssueRequest person = r;
+  person.person = true;
+  auto personText = encodeIssueRequest(person);
+  ASSERT_TRUE(personText.isOk());
+  auto personBack = decodeIssueRequest(*personText);
+  ASSERT_TRUE(personBack.isOk()) << personBack.status().toString();
+  EXPECT_TRUE(personBack->person);
 }
 
 TEST(CredentialRailTest, EveryMalformedRequestIsRefusedByName) {
@@ -87,6 +95,7 @@ TEST(CredentialRailTest, EveryMalformedRequestIsRefusedByName) {
   EXPECT_TRUE(decodeIssueRequest(base + "}").isOk());
   EXPECT_EQ(reasonOf(base + R"(,"extra":1})"), "bad-issue-request");
   EXPECT_EQ(reasonOf(base + R"(,"role":7})"), "bad-issue-request");
+  EXPECT_EQ(reasonOf(base + R"(,"person":"yes"})"), "bad-issue-request");
   EXPECT_EQ(reasonOf(base + R"(,"role":"a.b"})"), "bad-issue-request");
   EXPECT_EQ(reasonOf(base + R"(,"channels":"general"})"), "bad-issue-request");
   EXPECT_EQ(reasonOf(base + R"(,"channels":["team.*"]})"), "bad-issue-request");

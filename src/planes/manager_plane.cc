@@ -232,6 +232,7 @@ Result<std::string> ManagerPlane::issue(const transport::Message& request) {
                                 " may ask only for principals of " + caller.owner + ", not " +
                                 body.principal.dotForm());
   }
+  if (body.person) return issuePerson(caller, body);
   SHOAL_RETURN_IF_ERROR(checkSeatMachine(body.principal, caller.machine));
   AgentScope scope;
   scope.space = space_;
@@ -352,6 +353,44 @@ Result<std::string> ManagerPlane::join(const transport::Message& request) {
   log::info("manager {}: machine {} joined as a daemon of {} (invite {}…)", space_, caller.machine,
             caller.owner, caller.inviteId.substr(0, 8));
   return mintDaemon(caller.owner, caller.machine, body.userKey, body.connId);
+}
+
+Status ManagerPlane::checkNotASeat(const wire::Principal& principal) {
+  SHOAL_ASSIGN_OR_RETURN(std::string bucket, wire::bucketName(wire::Bucket::kSeats, space_));
+  auto kv = transport::KeyValue::openBucket(js_, bucket);
+  if (!kv.isOk()) return Status::ok();  // no seat profiles at all yet
+  const std::string id = principal.dotForm();
+  SHOAL_ASSIGN_OR_RETURN(std::vector<std::string> keys, kv->keys());
+  for (const std::string& key : keys) {
+    // `<machine>.<owner>.<actor>` or, from before machine prefixes, `<owner>.<actor>`.
+    if (key == id || (key.size() > id.size() && key[key.size() - id.size() - 1] == '.' &&
+                      key.compare(key.size() - id.size(), id.size(), id) == 0)) {
+      return permissionDenied("principal-is-a-seat",
+                              id + " is a seat (" + key +
+                                  "): a person's command runs under a principal no machine keeps "
+                                  "as a seat");
+    }
+  }
+  return Status::ok();
+}
+
+Result<std::string> ManagerPlane::issuePerson(const mesh::IssueCaller& caller,
+                                              const mesh::IssueRequest& body) {
+  SHOAL_RETURN_IF_ERROR(checkNotASeat(body.principal));
+  AgentScope scope;
+  scope.space = space_;
+  scope.principal = body.principal;
+  scope.lifecycleUid = body.lifecycleUid;
+  scope.connId = body.connId;
+  scope.readChannels = body.channels;
+  scope.postChannels = body.channels;
+  SHOAL_ASSIGN_OR_RETURN(std::vector<GrantRow> rows, agentGrants(scope));
+  SHOAL_ASSIGN_OR_RETURN(
+      MintedJwt minted,
+      issuer_->authority->mintFor(body.userKey, body.principal.dotForm(), rows, kPersonLifetime));
+  log::info("manager {}: issued a command credential for {} to the daemon on {} (until {})", space_,
+            body.principal.dotForm(), caller.machine, minted.expiresAt);
+  return mesh::encodeIssueReply(mesh::IssueReply{minted.jwt, minted.expiresAt});
 }
 
 void ManagerPlane::handleCredentialRequest(

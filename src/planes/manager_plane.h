@@ -15,8 +15,10 @@
 // the asking daemon's owner — the subject names the owner, and the broker lets a daemon publish
 // only under its own; anything else is refused `not-this-owner` — and whose seat profile names
 // the asking daemon's machine (`not-this-machine`; a profile without a machine, from before
-// machines, passes; no profile at all is `unknown-seat`). Without one every request is refused
-// `no-authority`.
+// machines, passes; no profile at all is `unknown-seat`). A request marked `person` is the
+// daemon asking for its machine's person at the CLI: the same owner rule, a principal that no
+// machine keeps as a seat (`principal-is-a-seat`), only the channels named, 15 minutes. Without
+// one every request is refused `no-authority`.
 //
 // Join rail (auth mode; mesh/join_rail.h): `cotal.<space>.ep.one.manager.join.*.*.*`, same
 // queue group. A machine holding an invite's bootstrap credential sends its daemon's public
@@ -57,6 +59,9 @@ namespace shoal::planes {
 
 // The space's credential authority, as the manager mints with it: seats' credentials last
 // `seatLifetime` (24 h by default; their daemon renews them at half).
+// A person's command credential asked for by a joined machine's daemon lives 15 minutes.
+inline constexpr std::chrono::seconds kPersonLifetime{15 * 60};
+
 struct CredentialIssuer {
   const CredentialAuthority* authority = nullptr;  // must outlive the plane
   std::chrono::seconds seatLifetime{std::chrono::hours(24)};
@@ -106,6 +111,12 @@ class ManagerPlane {
   Status checkMachineIsNew(const std::string& machine);
   // The seat's profile names `machine` (or no machine): `not-this-machine`, `unknown-seat`.
   Status checkSeatMachine(const wire::Principal& seat, const std::string& machine);
+  // `principal-is-a-seat` when any machine (or a legacy record) keeps `principal` as a seat.
+  Status checkNotASeat(const wire::Principal& principal);
+  // The person's command credential on a joined machine (IssueRequest::person): the agent
+  // profile for a principal of the daemon's owner that is no seat, reading and posting to the
+  // request's channels, for kPersonLifetime.
+  Result<std::string> issuePerson(const mesh::IssueCaller& caller, const mesh::IssueRequest& body);
 
   transport::Connection& conn_;
   transport::JetStream& js_;

@@ -3,6 +3,7 @@
 #include "base/file_system.h"
 #include "mesh/operator_identity.h"
 #include "supervisor/auth_mode.h"
+#include "supervisor/joined_credential.h"
 #include "supervisor/local_mesh.h"
 #include "supervisor/mesh_record.h"
 #include "supervisor/space_join.h"
@@ -27,8 +28,11 @@ Status useAuthCredential(const MeshPaths& paths, BrokerTarget& target,
   return Status::ok();
 }
 
-// This machine joined the space (space_join.h): its broker, CA and daemon credential.
-Status useJoinedSpace(const JoinedSpace& joined, BrokerTarget& target) {
+// This machine joined the space (space_join.h): its broker, CA and daemon credential, or, for
+// the person's commands, the credential the manager issues them (joined_credential.h). While
+// the manager cannot be reached the daemon's stands in: `shoal status` still reports.
+Status useJoinedSpace(const MeshPaths& paths, const JoinedSpace& joined, BrokerTarget& target,
+                      const std::vector<std::string>& postChannels, bool asDaemon) {
   SHOAL_ASSIGN_OR_RETURN(transport::CredsInfo creds,
                          transport::readCredsFile(FileSystem::posix(), joined.daemonCreds));
   target.url = joined.url;
@@ -39,6 +43,14 @@ Status useJoinedSpace(const JoinedSpace& joined, BrokerTarget& target) {
   target.inboxPrefix = creds.inboxPrefix;
   target.caller = mesh::operatorOwnedBy(joined.owner).principal;
   target.joined = true;
+  if (asDaemon) return Status::ok();
+  auto person = joinedPersonCredential(paths, joined, postChannels);
+  if (!person.isOk()) {
+    if (person.status().code() == StatusCode::kUnavailable) return Status::ok();
+    return person.status().withContext("asking the manager for this person's credential");
+  }
+  target.credentialsFile = person->credsFile;
+  target.inboxPrefix = person->inboxPrefix;
   return Status::ok();
 }
 
@@ -54,7 +66,8 @@ void BrokerTarget::applyTo(transport::ConnectOptions& options) const {
 
 Result<BrokerTarget> resolveBrokerTarget(const MeshPaths& paths, const std::string& serverOverride,
                                          const std::string& nkeyOverride,
-                                         const std::vector<std::string>& postChannels) {
+                                         const std::vector<std::string>& postChannels,
+                                         bool asDaemon) {
   BrokerTarget target;
   target.space = paths.space;
   target.caller = mesh::localOperator().principal;
@@ -67,7 +80,7 @@ Result<BrokerTarget> resolveBrokerTarget(const MeshPaths& paths, const std::stri
   const bool recordUp = record.isOk() && isLiveSupervisor(*record, paths.space);
   if (joined.isOk() && !recordUp && nkeyOverride.empty() &&
       (serverOverride.empty() || serverOverride == joined->url)) {
-    SHOAL_RETURN_IF_ERROR(useJoinedSpace(*joined, target));
+    SHOAL_RETURN_IF_ERROR(useJoinedSpace(paths, *joined, target, postChannels, asDaemon));
     return target;
   }
   if (!serverOverride.empty()) {

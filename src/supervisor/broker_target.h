@@ -41,7 +41,8 @@ struct BrokerTarget {
   // The person at the CLI: `local.<login>` in open mode, `<owner>.<login>` in auth mode.
   wire::Principal caller;
   bool localMesh = false;  // the space's recorded local mesh (by registry or matching URL)
-  // This machine joined the space's broker elsewhere (space_join.h): the daemon's credential.
+  // This machine joined the space's broker elsewhere (space_join.h): the person's credential
+  // the manager issued (joined_credential.h), or the daemon's.
   bool joined = false;
 
   // Sets the servers and the credential on `options`.
@@ -49,10 +50,12 @@ struct BrokerTarget {
 };
 
 // `postChannels`: in auth mode, the channels the person's credential must let it post to
-// (cliCredential).
+// (cliCredential, or joinedPersonCredential on a joined machine). `asDaemon`: on a joined
+// machine, the daemon's own credential (for `shoal daemon run`), not the person's.
 Result<BrokerTarget> resolveBrokerTarget(const MeshPaths& paths, const std::string& serverOverride,
                                          const std::string& nkeyOverride = "",
-                                         const std::vector<std::string>& postChannels = {});
+                                         const std::vector<std::string>& postChannels = {},
+                                         bool asDaemon = false);
 
 // A connect failure, with the remedy that fits the target: an authorization refusal says which
 // credential was presented; an unreachable local mesh says `shoal status` / `shoal up`.

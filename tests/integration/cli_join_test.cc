@@ -181,6 +181,18 @@ TEST_F(CliJoinTest, AMachineJoinsByInviteAndItsSeatAnswersTheSpace) {
   CliRun dm = shoal({"send", "dm", bea, "hello", "beta", "--wait", "surfaced=20"});
   EXPECT_EQ(dm.code, 0) << dm.out << dm.err << beta->output() << logsOfA();
 
+  // The person on B sends too: B's daemon credential asks the manager for the person's own
+  // command credential (the agent profile of the inviting owner's person, 15 minutes).
+  CliRun fromB = onB([&] {
+    return shoal({"send", "dm", bea, "hello", "from", "beta's", "person", "--wait", "surfaced=20"});
+  });
+  EXPECT_EQ(fromB.code, 0) << fromB.out << fromB.err << beta->output() << logsOfA();
+  EXPECT_EQ(modeOf(joinedDirOfB() + "/cli.creds"), 0600u);
+  auto personCreds = transport::readCredsFile(FileSystem::posix(), joinedDirOfB() + "/cli.creds");
+  ASSERT_TRUE(personCreds.isOk()) << personCreds.status().toString();
+  EXPECT_EQ(personCreds->name.substr(0, bea.find('.') + 1), bea.substr(0, bea.find('.') + 1))
+      << personCreds->name << ": the inviting owner's person";
+
   // An invite that leaves the machine name open cannot take over a machine in use: beta is
   // claimed and has a seat, whose credential its daemon could otherwise ask for.
   const std::string open = invite();

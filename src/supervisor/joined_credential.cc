@@ -1,0 +1,79 @@
+#include "supervisor/joined_credential.h"
+
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "base/file_system.h"
+#include "base/ids.h"
+#include "mesh/credential_rail.h"
+#include "mesh/operator_identity.h"
+#include "supervisor/peer_uid.h"
+#include "transport/connection.h"
+#include "transport/creds_file.h"
+#include "transport/jwt.h"
+#include "transport/nkey.h"
+
+namespace shoal::supervisor {
+namespace {
+
+constexpr int64_t kRenewMarginSeconds = 5 * 60;
+constexpr std::chrono::milliseconds kAskTimeout{5000};
+
+// A connection under the machine's daemon credential, to ask on its credential rail.
+Result<std::unique_ptr<transport::Connection>> connectAsDaemon(const JoinedSpace& joined) {
+  SHOAL_ASSIGN_OR_RETURN(transport::CredsInfo daemon,
+                         transport::readCredsFile(FileSystem::posix(), joined.daemonCreds));
+  transport::ConnectOptions options;
+  options.servers = {joined.url};
+  options.credentialsFile = joined.daemonCreds;
+  options.inboxPrefix = daemon.inboxPrefix;
+  options.tlsCaFile = joined.caFile;
+  options.name = "shoal cli (asking for the person's credential)";
+  options.allowReconnect = false;
+  options.connectTimeout = kAskTimeout;
+  return transport::Connection::connect(options);
+}
+
+}  // namespace
+
+Result<CliCredential> joinedPersonCredential(const MeshPaths& paths, const JoinedSpace& joined,
+                                             const std::vector<std::string>& postChannels) {
+  CliCredential out;
+  out.credsFile = joinedPathsOf(paths).dir + "/cli.creds";
+  out.caller = mesh::operatorOwnedBy(joined.owner).principal;
+  FileSystem& fs = FileSystem::posix();
+  const int64_t now = Clock::real().wallMs() / 1000;
+  if (postChannels.empty() && fs.exists(out.credsFile)) {
+    auto held = transport::readCredsFile(fs, out.credsFile);
+    if (held.isOk() && held->name == out.caller.dotForm() &&
+        held->expiresAt > now + kRenewMarginSeconds && !held->inboxPrefix.empty()) {
+      out.inboxPrefix = held->inboxPrefix;
+      out.expiresAt = held->expiresAt;
+      return out;
+    }
+  }
+  SHOAL_ASSIGN_OR_RETURN(auto conn, connectAsDaemon(joined));
+  SHOAL_ASSIGN_OR_RETURN(transport::NKeyPair key,
+                         transport::generateNKey(transport::NKeyRole::kUser));
+  SHOAL_ASSIGN_OR_RETURN(std::string uid, newLifecycleUid());
+  mesh::IssueRequest request;
+  request.principal = out.caller;
+  SHOAL_ASSIGN_OR_RETURN(request.lifecycleUid, peerUid(paths, out.caller));
+  request.connId = "ibxcli" + uid;
+  request.userKey = key.publicKey;
+  request.channels = postChannels;
+  request.person = true;
+  SHOAL_ASSIGN_OR_RETURN(mesh::IssueReply reply,
+                         mesh::requestSeatCredential(*conn, paths.space, joined.owner,
+                                                     joined.machine, request, kAskTimeout));
+  // Staged under this process's own name: two commands asking at once must not share a file.
+  const std::string staging = out.credsFile + "." + std::to_string(::getpid());
+  SHOAL_RETURN_IF_ERROR(
+      writeFileAtomically(fs, staging, transport::formatCreds(reply.jwt, key.seed)));
+  SHOAL_RETURN_IF_ERROR(fs.rename(staging, out.credsFile));
+  out.inboxPrefix = "_INBOX_" + request.connId;
+  out.expiresAt = reply.expiresAt;
+  return out;
+}
+
+}  // namespace shoal::supervisor
