@@ -232,8 +232,10 @@ Result<std::string> ManagerPlane::issue(const transport::Message& request) {
                                 " may ask only for principals of " + caller.owner + ", not " +
                                 body.principal.dotForm());
   }
-  if (body.person) return issuePerson(caller, body);
-  SHOAL_RETURN_IF_ERROR(checkSeatMachine(body.principal, caller.machine));
+  // A seat runs on the machine that keeps it; the person's command credential (`person`) goes
+  // to a principal no machine keeps as a seat, for minutes, serving no role.
+  SHOAL_RETURN_IF_ERROR(body.person ? checkNotASeat(body.principal)
+                                    : checkSeatMachine(body.principal, caller.machine));
   AgentScope scope;
   scope.space = space_;
   scope.principal = body.principal;
@@ -241,13 +243,15 @@ Result<std::string> ManagerPlane::issue(const transport::Message& request) {
   scope.connId = body.connId;
   scope.readChannels = body.channels;
   scope.postChannels = body.channels;
-  scope.role = body.role;
+  if (!body.person) scope.role = body.role;
   SHOAL_ASSIGN_OR_RETURN(std::vector<GrantRow> rows, agentGrants(scope));
-  SHOAL_ASSIGN_OR_RETURN(MintedJwt minted,
-                         issuer_->authority->mintFor(body.userKey, body.principal.dotForm(), rows,
-                                                     issuer_->seatLifetime));
-  log::info("manager {}: issued {}'s credential to the daemon on {} (until {})", space_,
-            body.principal.dotForm(), caller.machine, minted.expiresAt);
+  SHOAL_ASSIGN_OR_RETURN(
+      MintedJwt minted,
+      issuer_->authority->mintFor(body.userKey, body.principal.dotForm(), rows,
+                                  body.person ? kPersonLifetime : issuer_->seatLifetime));
+  log::info("manager {}: issued {}'s {} to the daemon on {} (until {})", space_,
+            body.principal.dotForm(), body.person ? "command credential" : "credential",
+            caller.machine, minted.expiresAt);
   return mesh::encodeIssueReply(mesh::IssueReply{minted.jwt, minted.expiresAt});
 }
 
@@ -372,25 +376,6 @@ Status ManagerPlane::checkNotASeat(const wire::Principal& principal) {
     }
   }
   return Status::ok();
-}
-
-Result<std::string> ManagerPlane::issuePerson(const mesh::IssueCaller& caller,
-                                              const mesh::IssueRequest& body) {
-  SHOAL_RETURN_IF_ERROR(checkNotASeat(body.principal));
-  AgentScope scope;
-  scope.space = space_;
-  scope.principal = body.principal;
-  scope.lifecycleUid = body.lifecycleUid;
-  scope.connId = body.connId;
-  scope.readChannels = body.channels;
-  scope.postChannels = body.channels;
-  SHOAL_ASSIGN_OR_RETURN(std::vector<GrantRow> rows, agentGrants(scope));
-  SHOAL_ASSIGN_OR_RETURN(
-      MintedJwt minted,
-      issuer_->authority->mintFor(body.userKey, body.principal.dotForm(), rows, kPersonLifetime));
-  log::info("manager {}: issued a command credential for {} to the daemon on {} (until {})", space_,
-            body.principal.dotForm(), caller.machine, minted.expiresAt);
-  return mesh::encodeIssueReply(mesh::IssueReply{minted.jwt, minted.expiresAt});
 }
 
 void ManagerPlane::handleCredentialRequest(

@@ -113,10 +113,6 @@ class ManagerPlane {
   Status checkSeatMachine(const wire::Principal& seat, const std::string& machine);
   // `principal-is-a-seat` when any machine (or a legacy record) keeps `principal` as a seat.
   Status checkNotASeat(const wire::Principal& principal);
-  // The person's command credential on a joined machine (IssueRequest::person): the agent
-  // profile for a principal of the daemon's owner that is no seat, reading and posting to the
-  // request's channels, for kPersonLifetime.
-  Result<std::string> issuePerson(const mesh::IssueCaller& caller, const mesh::IssueRequest& body);
 
   transport::Connection& conn_;
   transport::JetStream& js_;

@@ -196,6 +196,19 @@ Status pushAccountClaims(const planes::CredentialAuthority& authority, const Mes
   return Status::ok();
 }
 
+std::optional<CliCredential> heldCredential(const std::string& file, const wire::Principal& caller,
+                                            const std::string& name) {
+  FileSystem& fs = FileSystem::posix();
+  if (!fs.exists(file)) return std::nullopt;
+  auto held = transport::readCredsFile(fs, file);
+  const int64_t now = Clock::real().wallMs() / 1000;
+  if (!held.isOk() || held->name != name || held->expiresAt <= now + kCliRenewMarginSeconds ||
+      held->inboxPrefix.empty()) {
+    return std::nullopt;
+  }
+  return CliCredential{file, held->inboxPrefix, caller, held->expiresAt};
+}
+
 Result<CliCredential> cliCredential(const MeshPaths& paths,
                                     const std::vector<std::string>& postChannels) {
   const AuthPaths auth = authPathsOf(paths);
@@ -203,16 +216,8 @@ Result<CliCredential> cliCredential(const MeshPaths& paths,
   CliCredential out;
   out.credsFile = auth.cliCreds;
   out.caller = mesh::operatorOwnedBy(identity.owner).principal;
-  const int64_t now = Clock::real().wallMs() / 1000;
-  FileSystem& fs = FileSystem::posix();
-  if (postChannels.empty() && fs.exists(auth.cliCreds)) {
-    auto held = transport::readCredsFile(fs, auth.cliCreds);
-    if (held.isOk() && held->name == out.caller.dotForm() &&
-        held->expiresAt > now + kCliRenewMarginSeconds && !held->inboxPrefix.empty()) {
-      out.inboxPrefix = held->inboxPrefix;
-      out.expiresAt = held->expiresAt;
-      return out;
-    }
+  if (postChannels.empty()) {
+    if (auto held = heldCredential(auth.cliCreds, out.caller, out.caller.dotForm())) return *held;
   }
   planes::AgentScope scope;
   scope.space = paths.space;
@@ -233,17 +238,7 @@ Result<CliCredential> privilegedCredential(const MeshPaths& paths, Privilege pri
   out.credsFile = paths.secretsDir + "/" + paths.space + "-" + kind + ".creds";
   out.caller = mesh::operatorOwnedBy(identity.owner).principal;
   const std::string name = out.caller.dotForm() + "-" + kind;
-  const int64_t now = Clock::real().wallMs() / 1000;
-  FileSystem& fs = FileSystem::posix();
-  if (fs.exists(out.credsFile)) {
-    auto held = transport::readCredsFile(fs, out.credsFile);
-    if (held.isOk() && held->name == name && held->expiresAt > now + kCliRenewMarginSeconds &&
-        !held->inboxPrefix.empty()) {
-      out.inboxPrefix = held->inboxPrefix;
-      out.expiresAt = held->expiresAt;
-      return out;
-    }
-  }
+  if (auto held = heldCredential(out.credsFile, out.caller, name)) return *held;
   SHOAL_RETURN_IF_ERROR(requireAuthority(paths));
   SHOAL_ASSIGN_OR_RETURN(planes::CredentialAuthority authority, openAuthority(paths));
   planes::AgentScope scope;

@@ -100,6 +100,11 @@ struct CliCredential {
   int64_t expiresAt = 0;
 };
 
+// The credential in `file` for `caller` when it names `name` and stays valid for five more
+// minutes (a command started now finishes under it); nullopt otherwise.
+std::optional<CliCredential> heldCredential(const std::string& file, const wire::Principal& caller,
+                                            const std::string& name);
+
 // The person's credential for one command: the file while it stays valid for a few more
 // minutes and is the same person's, else a fresh mint from the local authority. It reads every
 // channel (the person holds the space's keys) and posts to none, or, minted afresh for the

@@ -2,7 +2,6 @@
 
 #include <unistd.h>
 
-#include "base/clock.h"
 #include "base/file_system.h"
 #include "base/ids.h"
 #include "mesh/credential_rail.h"
@@ -16,7 +15,6 @@
 namespace shoal::supervisor {
 namespace {
 
-constexpr int64_t kRenewMarginSeconds = 5 * 60;
 constexpr std::chrono::milliseconds kAskTimeout{5000};
 
 // A connection under the machine's daemon credential, to ask on its credential rail.
@@ -41,17 +39,10 @@ Result<CliCredential> joinedPersonCredential(const MeshPaths& paths, const Joine
   CliCredential out;
   out.credsFile = joinedPathsOf(paths).dir + "/cli.creds";
   out.caller = mesh::operatorOwnedBy(joined.owner).principal;
-  FileSystem& fs = FileSystem::posix();
-  const int64_t now = Clock::real().wallMs() / 1000;
-  if (postChannels.empty() && fs.exists(out.credsFile)) {
-    auto held = transport::readCredsFile(fs, out.credsFile);
-    if (held.isOk() && held->name == out.caller.dotForm() &&
-        held->expiresAt > now + kRenewMarginSeconds && !held->inboxPrefix.empty()) {
-      out.inboxPrefix = held->inboxPrefix;
-      out.expiresAt = held->expiresAt;
-      return out;
-    }
+  if (postChannels.empty()) {
+    if (auto held = heldCredential(out.credsFile, out.caller, out.caller.dotForm())) return *held;
   }
+  FileSystem& fs = FileSystem::posix();
   SHOAL_ASSIGN_OR_RETURN(auto conn, connectAsDaemon(joined));
   SHOAL_ASSIGN_OR_RETURN(transport::NKeyPair key,
                          transport::generateNKey(transport::NKeyRole::kUser));
