@@ -33,13 +33,21 @@ std::string describeMode(const supervisor::MeshStatus& s) {
   }
   if (s.mode == "auth") {
     std::string expiry;
+    const std::string joined =
+        s.joined
+            ? fmt::format(", joined from machine {} (docs/multi-machine.md)", s.joined->machine)
+            : std::string();
     if (s.credentialExpiresAt > 0) {
       const int64_t left = s.credentialExpiresAt - Clock::real().wallMs() / 1000;
       expiry = fmt::format(", valid {} more min", std::max<int64_t>(left, 0) / 60);
     }
-    return "auth mode: each principal connects with its own credential; you are " +
-           (s.principal.empty() ? std::string("(no credential)") : s.principal) + " (" +
-           s.credentialFile + expiry + ") — docs/security.md";
+    std::string you = s.principal;
+    if (you.empty()) {
+      you = s.joined ? "this machine's daemon (the manager did not issue your own credential)"
+                     : "(no credential)";
+    }
+    return "auth mode" + joined + ": each principal connects with its own credential; you are " +
+           you + " (" + s.credentialFile + expiry + ") — docs/security.md";
   }
   return "external broker: mode unknown to this CLI";
 }
@@ -172,8 +180,10 @@ Status brokerProblem(const supervisor::MeshStatus& s) {
   if (s.broker.refused) return s.broker.error;  // explainConnectFailure named the remedy
   if (!s.broker.reachable) {
     std::string why = s.broker.error.isOk() ? "no answer" : std::string(s.broker.error.message());
-    std::string remedy =
-        s.record ? "; restart it with `shoal down && shoal up`" : "; start it with `shoal up`";
+    std::string remedy = s.record   ? "; restart it with `shoal down && shoal up`"
+                         : s.joined ? "; check the network to it, and `shoal status` on the "
+                                      "machine that runs the space's mesh"
+                                    : "; start it with `shoal up`";
     return unavailable("unreachable", "broker " + s.broker.url + " unreachable: " + why + remedy);
   }
   return s.broker.error;
@@ -223,6 +233,15 @@ json::object statusJson(const supervisor::MeshStatus& s) {
     out["local"] = std::move(local);
   } else {
     out["local"] = nullptr;
+  }
+  if (s.joined) {
+    out["joined"] = json::object{{"machine", s.joined->machine},
+                                 {"owner", s.joined->owner},
+                                 {"url", s.joined->url},
+                                 {"joinedAtMs", s.joined->joinedAtMs},
+                                 {"daemonCredentialExpiresAt", s.joined->expiresAt}};
+  } else {
+    out["joined"] = nullptr;
   }
   // Unhealthy is a failure: `ok` false with the error object of the contract, plus the facts.
   out["ok"] = s.broker.reachable && s.broker.jetstream;

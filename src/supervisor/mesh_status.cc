@@ -13,6 +13,7 @@
 #include "supervisor/local_mesh.h"
 #include "supervisor/peer_uid.h"
 #include "transport/connection.h"
+#include "transport/creds_file.h"
 #include "wire/liveness.h"
 
 namespace shoal::supervisor {
@@ -103,6 +104,31 @@ BrokerStatus askBroker(const BrokerTarget& target, std::chrono::milliseconds tim
   return out;
 }
 
+// A joined machine (space_join.h): the broker the context names, asked under the credential
+// the person's commands use there. A credential the broker or the manager refuses is reported
+// as the broker's error (named: `daemon-credential-refused`, `principal-is-a-seat`, ...).
+MeshStatus inspectJoined(const MeshPaths& paths, const JoinedSpace& joined,
+                         std::chrono::milliseconds timeout) {
+  MeshStatus status;
+  status.space = paths.space;
+  status.mode = "auth";
+  status.joined = joined;
+  auto target = resolveBrokerTarget(paths, "", "");
+  if (!target.isOk()) {
+    status.broker.url = joined.url;
+    status.broker.error = target.status();
+    status.broker.refused = true;
+    return status;
+  }
+  status.credentialFile = target->credentialsFile;
+  // The daemon's credential stands in while the manager does not answer: no person then.
+  if (target->credentialsFile != joined.daemonCreds) status.principal = target->caller.dotForm();
+  auto creds = transport::readCredsFile(FileSystem::posix(), target->credentialsFile);
+  if (creds.isOk()) status.credentialExpiresAt = creds->expiresAt;
+  status.broker = askBroker(*target, timeout, paths, &status.planes);
+  return status;
+}
+
 }  // namespace
 
 Result<MeshStatus> inspectMesh(const MeshPaths& paths, const std::string& serverUrl,
@@ -119,6 +145,8 @@ Result<MeshStatus> inspectMesh(const MeshPaths& paths, const std::string& server
   auto record = readMeshRecord(FileSystem::posix(), paths.registryFile);
   if (!record.isOk()) {
     if (record.status().code() == StatusCode::kNotFound) {
+      if (auto joined = readJoinedSpace(paths); joined.isOk())
+        return inspectJoined(paths, *joined, timeout);
       return notFound("mesh-not-up", "no local mesh is running for space `" + paths.space +
                                          "`; start it with `shoal up`" +
                                          (paths.space == "main" ? "" : " --space " + paths.space) +

@@ -18,6 +18,7 @@
 #include "supervisor/broker_target.h"
 #include "supervisor/mesh_paths.h"
 #include "supervisor/mesh_record.h"
+#include "supervisor/space_join.h"
 
 namespace shoal::supervisor {
 
@@ -46,6 +47,9 @@ struct PlaneStatus {
 struct MeshStatus {
   std::string space;
   std::optional<MeshRecord> record;  // absent: no local mesh recorded for this space
+  // This machine joined the space's broker elsewhere (space_join.h) and runs no local mesh of
+  // it: the context `shoal daemon join` stored (mode "auth").
+  std::optional<JoinedSpace> joined;
   bool supervisorAlive = false;
   BrokerStatus broker;
   std::vector<PlaneStatus> planes;  // manager, delivery (empty when the broker is unreachable)
@@ -60,9 +64,10 @@ struct MeshStatus {
   int64_t credentialExpiresAt = 0;
 };
 
-// With `serverUrl` empty, inspects the recorded local mesh; kNotFound (reason `mesh-not-up`)
-// when nothing is recorded. With a URL, inspects that broker directly (broker_target.h says
-// which credential is presented; `nkeyFile` overrides it).
+// With `serverUrl` empty, inspects the recorded local mesh, or else the joined space's broker
+// under the person's credential the manager issues (joined_credential.h); kNotFound (reason
+// `mesh-not-up`) when neither is there. With a URL, inspects that broker directly (broker_target.h
+// says which credential is presented; `nkeyFile` overrides it).
 Result<MeshStatus> inspectMesh(const MeshPaths& paths, const std::string& serverUrl,
                                const std::string& nkeyFile, std::chrono::milliseconds timeout);
 

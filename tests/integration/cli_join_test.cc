@@ -193,6 +193,31 @@ TEST_F(CliJoinTest, AMachineJoinsByInviteAndItsSeatAnswersTheSpace) {
   EXPECT_EQ(personCreds->name.substr(0, bea.find('.') + 1), bea.substr(0, bea.find('.') + 1))
       << personCreds->name << ": the inviting owner's person";
 
+  // `shoal status` on B reports the joined broker, asked under the person's credential there.
+  CliRun status = onB([&] { return shoal({"status", "--json"}); });
+  EXPECT_EQ(status.code, 0) << status.out << status.err;
+  json::value st = json::parse(status.out);
+  EXPECT_EQ(st.at("mode").as_string(), "auth") << status.out;
+  EXPECT_EQ(st.at("joined").at("machine").as_string(), "beta") << status.out;
+  EXPECT_TRUE(st.at("local").is_null()) << status.out;
+  EXPECT_EQ(st.at("principal").as_string(), personCreds->name) << status.out;
+  EXPECT_EQ(st.at("credentialExpiresAt").as_int64(), personCreds->expiresAt) << status.out;
+  EXPECT_EQ(st.at("planes").at(0).at("responder").as_string(), "bound") << status.out;
+  EXPECT_TRUE(st.at("daemon").as_object().contains("seats"))
+      << "B's daemon answers: " << status.out;
+
+  // What only the authority's machine can mint is refused on B by name, not by a broker hang.
+  const std::vector<std::vector<std::string>> privileged = {
+      {"seat", "events", "Bea", "--json"},
+      {"inbox", "--json"},
+      {"channels", "set", "ops", "--description", "from beta", "--json"}};
+  for (const auto& argv : privileged) {
+    CliRun refused = onB([&] { return shoal(argv); });
+    EXPECT_NE(refused.code, 0) << argv[0];
+    EXPECT_NE(refused.out.find("needs-authority-machine"), std::string::npos)
+        << argv[0] << ": " << refused.out << refused.err;
+  }
+
   // An invite that leaves the machine name open cannot take over a machine in use: beta is
   // claimed and has a seat, whose credential its daemon could otherwise ask for.
   const std::string open = invite();
