@@ -133,8 +133,29 @@ std::string nextWord(std::istringstream& in) {
   return word;
 }
 
-// Runs one input line; false when the peer should leave.
-bool runLine(mesh::Endpoint& me, Console& console, const std::string& line) {
+// A /join the broker refused: in auth mode the peer's credential reads only the channels it
+// was minted for (`--channel` at start), and a live connection cannot take a wider one
+// (nats.c closes, rather than reconnects, a connection whose credential is revoked), so the
+// remedy is a new `shoal join` naming the channel.
+Status explainJoinRefusal(const Status& refused, const std::string& channel,
+                          const std::vector<std::string>* minted, const std::string& name) {
+  if (minted == nullptr || refused.reason() != "join-refused") return refused;
+  std::string flags;
+  for (const auto& c : *minted)
+    flags += " --channel " + c;
+  return permissionDenied(
+      "join-refused",
+      fmt::format("{}; in auth mode this peer's credential reads only the channels it was "
+                  "started with ({}), so leave (/quit) and run `shoal join --name {}{} --channel "
+                  "{}`",
+                  refused.message(), minted->empty() ? "none" : flags.substr(1), name, flags,
+                  channel));
+}
+
+// Runs one input line; false when the peer should leave. `minted`: in auth mode, the channels
+// the peer's credential was minted for (null in open mode).
+bool runLine(mesh::Endpoint& me, Console& console, const std::string& line,
+             const std::vector<std::string>* minted, const std::string& name) {
   if (line.empty()) return true;
   auto report = [&](const Result<mesh::SendReceipt>& r) {
     if (r.isOk()) {
@@ -191,7 +212,7 @@ bool runLine(mesh::Endpoint& me, Console& console, const std::string& line) {
     if (joined.isOk()) {
       console.say(joinLine(*joined), joinEvent(*joined));
     } else {
-      console.refused("not joined", joined.status());
+      console.refused("not joined", explainJoinRefusal(joined.status(), channel, minted, name));
     }
   } else if (command == "/leave") {
     std::string channel = nextWord(in);
@@ -337,6 +358,7 @@ int runJoin(const JoinArgs& args) {
                 {"role", args.role}});
   if (!jsonOutput()) console->say(std::string(kHelp), {});
 
+  const std::vector<std::string>* minted = credential ? &args.channels : nullptr;
   // Input: stdin lines until EOF or /quit; a signal ends it at any time.
   std::string buffer;
   bool inputOpen = true;
@@ -356,7 +378,7 @@ int runJoin(const JoinArgs& args) {
     ssize_t n = ::read(STDIN_FILENO, chunk, sizeof chunk);
     if (n <= 0) {
       inputOpen = false;
-      if (!buffer.empty()) leave = !runLine(me, *console, buffer);
+      if (!buffer.empty()) leave = !runLine(me, *console, buffer, minted, args.name);
       buffer.clear();
       continue;
     }
@@ -365,7 +387,7 @@ int runJoin(const JoinArgs& args) {
     while (!leave && (newline = buffer.find('\n')) != std::string::npos) {
       std::string line = buffer.substr(0, newline);
       buffer.erase(0, newline + 1);
-      leave = !runLine(me, *console, line);
+      leave = !runLine(me, *console, line, minted, args.name);
     }
   }
   Status left = me.close();

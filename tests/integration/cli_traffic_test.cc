@@ -268,18 +268,19 @@ TEST_F(CliTrafficTest, JoinRunsScriptedCommands) {
   EXPECT_EQ(twice.code, 1);
   EXPECT_NE(twice.err.find("already joined"), std::string::npos) << twice.err;
 
-  if (authMode()) {
-    // Under a credential a peer reads and posts only the channels it was minted for; a /join
-    // beyond them is refused by name (`join-refused`), and re-minting at /join is not built.
-    GTEST_SKIP() << "auth mode: /join beyond the peer's --channel list is not built yet";
-  }
+  // Under a credential a peer reads and posts only the channels it was minted for (its
+  // --channel list): a /join beyond them is refused by name, with the command that widens it.
   std::string script = home_->join("script");
   ASSERT_TRUE(writeFileAtomically(FileSystem::posix(), script,
                                   "/join ops\n/dm bob hi bob\n#ops hello ops\nplain line\n"
-                                  "/frobnicate\n/quit\n")
+                                  "/frobnicate\n" +
+                                      std::string(authMode() ? "/join elsewhere\n" : "") +
+                                      "/quit\n")
                   .isOk());
   std::string outPath = home_->join("alice.out");
-  SpawnOptions opts = shoalSpawn({"join", "--name", "alice"}, outPath, outPath);
+  std::vector<std::string> joinArgs = {"join", "--name", "alice"};
+  if (authMode()) joinArgs.insert(joinArgs.end(), {"--channel", "ops"});
+  SpawnOptions opts = shoalSpawn(joinArgs, outPath, outPath);
   // stdin comes from the script: run through sh for the redirection.
   std::string command;
   for (const auto& a : opts.argv)
@@ -293,6 +294,10 @@ TEST_F(CliTrafficTest, JoinRunsScriptedCommands) {
   EXPECT_EQ(exit->code, 0) << out;
   EXPECT_NE(out.find("✓ joined #ops"), std::string::npos) << out;
   EXPECT_NE(out.find("✗ unknown command"), std::string::npos) << out;
+  if (authMode()) {
+    EXPECT_NE(out.find("(join-refused)"), std::string::npos) << out;
+    EXPECT_NE(out.find("--channel ops --channel elsewhere`"), std::string::npos) << out;
+  }
   EXPECT_NE(out.find("✓ left the space"), std::string::npos) << out;
   EXPECT_TRUE(outputShows(*bob, "→ " + owner() + ".bob: hi bob")) << bob->output();
 
