@@ -1,6 +1,8 @@
 // `shoal join --name X`: an interactive human peer — presence, DMs, channels and role work from
 // a terminal (or from a script on stdin).
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <mutex>
@@ -15,6 +17,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/file_system.h"
 #include "base/ids.h"
 #include "cli/command.h"
@@ -41,6 +44,7 @@ struct JoinArgs {
   bool replay = false;
   bool noReplay = false;
   bool keepRunning = false;
+  int64_t credsTtlSeconds = supervisor::kPeerCredentialLifetime.count() * 3600;
   bool json = false;
 };
 
@@ -131,6 +135,67 @@ std::string nextWord(std::istringstream& in) {
   std::string word;
   std::getline(in, word, static_cast<char>(quote));
   return word;
+}
+
+// Auth mode: the peer's own credential (supervisor::peerCredential), renewed past half its
+// life with the connId its connection keeps; the connection reads the renewed file when the
+// broker ends the old credential's at expiry. A failed renewal is retried at a tenth of the
+// lifetime.
+class PeerCredential {
+ public:
+  PeerCredential(supervisor::MeshPaths paths, wire::Principal principal, std::string uid,
+                 std::vector<std::string> channels, std::string role, std::chrono::seconds lifetime)
+      : paths_(std::move(paths)),
+        principal_(std::move(principal)),
+        uid_(std::move(uid)),
+        channels_(std::move(channels)),
+        role_(role.empty() ? std::nullopt : std::optional<std::string>(std::move(role))),
+        lifetime_(lifetime) {}
+
+  const supervisor::CliCredential& held() const { return held_; }
+
+  // The first credential (a fresh connId) or a renewal (the held one's).
+  Status mint() {
+    supervisor::PeerRenewal renewal{lifetime_, std::string()};
+    if (!held_.inboxPrefix.empty()) renewal.connId = held_.inboxPrefix.substr(kInbox.size());
+    auto minted = supervisor::peerCredential(paths_, principal_, uid_, channels_, role_, renewal);
+    const int64_t now = Clock::real().wallMs() / 1000;
+    if (!minted.isOk()) {
+      renewAt_ = now + std::max<int64_t>(lifetime_.count() / 10, 1);
+      return minted.status();
+    }
+    held_ = std::move(minted).value();
+    renewAt_ = held_.expiresAt - lifetime_.count() / 2;
+    return Status::ok();
+  }
+
+  // nullopt before the renewal is due; the renewal's outcome once it was tried.
+  std::optional<Status> renewIfDue() {
+    if (Clock::real().wallMs() / 1000 < renewAt_) return std::nullopt;
+    return mint();
+  }
+
+ private:
+  static constexpr std::string_view kInbox = "_INBOX_";
+  supervisor::MeshPaths paths_;
+  wire::Principal principal_;
+  std::string uid_;
+  std::vector<std::string> channels_;
+  std::optional<std::string> role_;
+  std::chrono::seconds lifetime_;
+  supervisor::CliCredential held_;
+  int64_t renewAt_ = 0;
+};
+
+void reportRenewal(Console& console, const Status& renewed, const PeerCredential& credential) {
+  if (!renewed.isOk()) {
+    console.note("renewing this peer's credential failed (retrying): " + renewed.toString());
+    return;
+  }
+  const int64_t expires = credential.held().expiresAt;
+  console.say(fmt::format("· credential renewed, valid {} more s",
+                          std::max<int64_t>(expires - Clock::real().wallMs() / 1000, 0)),
+              {{"event", "credential-renewed"}, {"expiresAt", expires}});
 }
 
 // A /join the broker refused: in auth mode the peer's credential reads only the channels it
@@ -273,16 +338,13 @@ int runJoin(const JoinArgs& args) {
   auto lifecycle = lifecycleFor(target->space, principal);
   if (!lifecycle.isOk()) return printFailure(what, lifecycle.status());
   // Auth mode: the peer connects under a credential of its own principal and channels.
-  std::optional<supervisor::CliCredential> credential;
+  std::optional<PeerCredential> credential;
   if (target->mode == "auth") {
     auto paths = supervisor::MeshPaths::resolve(target->space);
-    auto minted =
-        paths.isOk() ? supervisor::peerCredential(
-                           *paths, principal, lifecycle->uid, args.channels,
-                           args.role.empty() ? std::nullopt : std::optional<std::string>(args.role))
-                     : Result<supervisor::CliCredential>(paths.status());
-    if (!minted.isOk()) return printFailure(what, minted.status());
-    credential = std::move(minted).value();
+    if (!paths.isOk()) return printFailure(what, paths.status());
+    credential.emplace(*paths, principal, lifecycle->uid, args.channels, args.role,
+                       std::chrono::seconds(args.credsTtlSeconds));
+    if (Status minted = credential->mint(); !minted.isOk()) return printFailure(what, minted);
   }
 
   auto console = std::make_shared<Console>();
@@ -291,8 +353,8 @@ int runJoin(const JoinArgs& args) {
   options.nkeySeedFile = target->nkeySeedFile;
   options.tlsCaFile = target->caFile;
   if (credential) {
-    options.credentialsFile = credential->credsFile;
-    options.inboxPrefix = credential->inboxPrefix;
+    options.credentialsFile = credential->held().credsFile;
+    options.inboxPrefix = credential->held().inboxPrefix;
   }
   options.space = target->space;
   options.principal = principal;
@@ -365,6 +427,9 @@ int runJoin(const JoinArgs& args) {
   bool leave = false;
   while (!leave) {
     if (waitForStopSignal(std::chrono::milliseconds(0))) break;
+    if (credential) {
+      if (auto renewed = credential->renewIfDue()) reportRenewal(*console, *renewed, *credential);
+    }
     if (!inputOpen) {
       if (!args.keepRunning) break;
       if (waitForStopSignal(std::chrono::milliseconds(500))) break;
@@ -416,6 +481,10 @@ void registerJoinCommands(CLI::App& app, CommandResult& result) {
   cmd->add_flag("--no-replay", args->noReplay, "never replay history on join");
   cmd->add_flag("--keep-running", args->keepRunning,
                 "stay joined after stdin closes, until SIGINT / SIGTERM (scripted peers)");
+  cmd->add_option("--creds-ttl", args->credsTtlSeconds,
+                  "auth mode: seconds this peer's credential lives; it is renewed past half")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{10}, int64_t{30} * 24 * 3600));
   addMeshTargetOptions(cmd, args->target, "the manager's provisioning");
   cmd->add_flag("--json", args->json, "one JSON event per line (NDJSON)");
   cmd->callback([args, &result] { result.exitCode = runJoin(*args); });

@@ -36,8 +36,6 @@ Status writeCreds(const std::string& path, const planes::MintedUser& minted) {
   return fs.rename(staging, path);
 }
 
-// An agent-profile credential for `scope` (a fresh inbox `ibx<role>…`) minted by this machine's
-// authority into `file`; `no-authority` when this machine does not hold it.
 // `no-authority` unless this machine holds the space's credential authority.
 Status requireAuthority(const MeshPaths& paths) {
   if (spaceUsesAuth(paths)) return Status::ok();
@@ -47,12 +45,17 @@ Status requireAuthority(const MeshPaths& paths) {
                                 "authority, so it cannot mint your credential here");
 }
 
+// An agent-profile credential for `scope` minted by this machine's authority into `file`;
+// `no-authority` when this machine does not hold it. `scope.connId` empty: a fresh inbox
+// `ibx<connRole>…`; set: a renewal for the connection that keeps that inbox.
 Result<CliCredential> mintAgentCredential(const MeshPaths& paths, planes::AgentScope scope,
                                           std::string_view connRole, const std::string& file,
                                           std::chrono::seconds lifetime) {
   SHOAL_RETURN_IF_ERROR(requireAuthority(paths));
   SHOAL_ASSIGN_OR_RETURN(planes::CredentialAuthority authority, openAuthority(paths));
-  SHOAL_ASSIGN_OR_RETURN(scope.connId, newConnId(connRole));
+  if (scope.connId.empty()) {
+    SHOAL_ASSIGN_OR_RETURN(scope.connId, newConnId(connRole));
+  }
   SHOAL_ASSIGN_OR_RETURN(auto rows, planes::agentGrants(scope));
   SHOAL_ASSIGN_OR_RETURN(planes::MintedUser minted,
                          authority.mint(scope.principal.dotForm(), rows, lifetime));
@@ -266,7 +269,8 @@ Result<CliCredential> privilegedCredential(const MeshPaths& paths, Privilege pri
 Result<CliCredential> peerCredential(const MeshPaths& paths, const wire::Principal& principal,
                                      const std::string& lifecycleUid,
                                      const std::vector<std::string>& channels,
-                                     const std::optional<std::string>& role) {
+                                     const std::optional<std::string>& role,
+                                     const PeerRenewal& renewal) {
   SHOAL_ASSIGN_OR_RETURN(UserIdentity identity, ensureUserIdentity(paths.secretsDir));
   if (principal.owner != identity.owner) {
     return permissionDenied("not-this-owner", "in auth mode you run peers of your own owner " +
@@ -283,10 +287,11 @@ Result<CliCredential> peerCredential(const MeshPaths& paths, const wire::Princip
   scope.readChannels = channels;
   scope.postChannels = channels;
   scope.role = role;
+  scope.connId = renewal.connId;
   return mintAgentCredential(
       paths, std::move(scope), "peer",
       paths.secretsDir + "/" + paths.space + "-peer-" + principal.dotForm() + ".creds",
-      kPeerCredentialLifetime);
+      renewal.lifetime);
 }
 
 }  // namespace shoal::supervisor

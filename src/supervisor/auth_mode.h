@@ -128,12 +128,20 @@ Result<CliCredential> privilegedCredential(const MeshPaths& paths, Privilege pri
 
 // A peer the person runs by hand (`shoal join`): an agent-profile credential for `principal`
 // (one of the person's own: kPermissionDenied `not-this-owner` otherwise) and its lifecycle,
-// reading and posting to `channels`, serving `role`, for kPeerCredentialLifetime, in
-// `<secrets>/<space>-peer-<o>.<a>.creds`. `no-authority` as cliCredential.
+// reading and posting to `channels`, serving `role`, for `renewal.lifetime`, in
+// `<secrets>/<space>-peer-<o>.<a>.creds`. `no-authority` as cliCredential. A running peer
+// renews before expiry with the connId its connection was opened with (`renewal.connId`: its
+// inbox stays the same); it reads the renewed file when the broker ends the old credential's
+// connection at expiry and it reconnects.
 inline constexpr std::chrono::hours kPeerCredentialLifetime{24};
+struct PeerRenewal {
+  std::chrono::seconds lifetime{kPeerCredentialLifetime};
+  std::string connId;  // empty: a fresh connection
+};
 Result<CliCredential> peerCredential(const MeshPaths& paths, const wire::Principal& principal,
                                      const std::string& lifecycleUid,
                                      const std::vector<std::string>& channels,
-                                     const std::optional<std::string>& role);
+                                     const std::optional<std::string>& role,
+                                     const PeerRenewal& renewal = {});
 
 }  // namespace shoal::supervisor

@@ -513,6 +513,41 @@ TEST_F(CliUpAuthTest, AJoinedPeerSpeaksAsThePersonsOwnPrincipal) {
   EXPECT_EQ(modeOf(secretsDir() + "/itest-peer-" + owner + ".ada.creds"), 0600u);
 }
 
+// A `shoal join` peer renews its own credential past half its life (10 s here), keeping its
+// connection's inbox, so it still receives DMs and posts after two lifetimes: the broker ends
+// the connection at each expiry and the peer reconnects under the renewed file.
+TEST_F(CliUpAuthTest, AJoinedPeerOutlivesItsCredential) {
+  ASSERT_EQ(shoal({"up", "--auth", "--port", port(), "--no-daemon"}).code, 0);
+  Background* ada = spawnShoal({"join", "--name", "ada", "--channel", "team", "--creds-ttl", "10",
+                                "--keep-running", "--json"});
+  ASSERT_NE(ada, nullptr);
+  ASSERT_TRUE(outputShows(*ada, "\"event\":\"joined\"")) << ada->output();
+  const std::string file = secretsDir() + "/itest-peer-" + ownerOfMe() + ".ada.creds";
+  auto first = transport::readCredsFile(FileSystem::posix(), file);
+  ASSERT_TRUE(first.isOk()) << first.status().toString();
+  // Past two expiries of the first credential: renewed at least three times, each a new JWT
+  // for the same connection inbox.
+  ASSERT_TRUE(testing::eventually(
+      [&] {
+        auto now = transport::readCredsFile(FileSystem::posix(), file);
+        return now.isOk() && now->expiresAt >= first->expiresAt + 15 &&
+               Clock::real().wallMs() / 1000 > first->expiresAt + 10;
+      },
+      seconds(40)))
+      << ada->output();
+  auto last = transport::readCredsFile(FileSystem::posix(), file);
+  ASSERT_TRUE(last.isOk());
+  EXPECT_EQ(last->inboxPrefix, first->inboxPrefix) << "the renewal keeps the connection's inbox";
+  EXPECT_EQ(modeOf(file), 0600u);
+  CliRun dm = shoal({"send", "dm", "ada", "after", "renewals"});
+  EXPECT_EQ(dm.code, 0) << dm.out << dm.err;
+  EXPECT_TRUE(outputShows(*ada, "after renewals")) << ada->output();
+  CliRun post = shoal({"send", "msg", "team", "team", "after", "renewals"});
+  EXPECT_EQ(post.code, 0) << post.out << post.err;
+  EXPECT_TRUE(outputShows(*ada, "team after renewals")) << ada->output();
+  EXPECT_TRUE(outputShows(*ada, "\"event\":\"credential-renewed\"")) << ada->output();
+}
+
 // What agents answer the person is readable in auth mode: `shoal inbox`, `read`, `reply` (a DM
 // and a channel post) and `history --dm` run under the person's mail reader, which the broker
 // lets read only the person's own DMs (GrantsTest.TheMailboxReadsOnlyItsOwnMail).
