@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <thread>
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -234,6 +235,21 @@ Status writeFileAtomically(FileSystem& fs, const std::string& path, std::string_
   }
   SHOAL_RETURN_IF_ERROR(fs.rename(tmp, path));
   return fs.syncDir(parentDir(path));
+}
+
+Result<std::unique_ptr<FileLock>> lockFileWaiting(FileSystem& fs, const std::string& path,
+                                                  std::string_view holder,
+                                                  std::chrono::milliseconds timeout) {
+  constexpr std::chrono::milliseconds kRetry{5};
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    auto lock = fs.lockFile(path, holder);
+    if (lock.isOk() || lock.status().reason() != "lock-held" ||
+        std::chrono::steady_clock::now() >= deadline) {
+      return lock;
+    }
+    std::this_thread::sleep_for(kRetry);
+  }
 }
 
 }  // namespace shoal

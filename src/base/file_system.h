@@ -17,6 +17,7 @@
 // FileLock holds its lock until it is destroyed (or the process dies).
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -83,5 +84,12 @@ Status statusFromErrno(int err, std::string_view op, const std::string& path);
 
 // Convenience: durable whole-file replacement with the recipe above.
 Status writeFileAtomically(FileSystem& fs, const std::string& path, std::string_view contents);
+
+// lockFile(), waiting up to `timeout` (trying again every few milliseconds) while another
+// holder has it: for short critical sections several processes take in turn. Still held at
+// the deadline → the `lock-held` status, naming the holder. Other failures at once.
+Result<std::unique_ptr<FileLock>> lockFileWaiting(FileSystem& fs, const std::string& path,
+                                                  std::string_view holder,
+                                                  std::chrono::milliseconds timeout);
 
 }  // namespace shoal

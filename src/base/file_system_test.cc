@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <thread>
 
 #include <sys/stat.h>
 
@@ -94,6 +95,26 @@ TEST_F(FileSystemTest, SecondLockIsRefusedAndNamesTheHolder) {
   first->reset();
   auto third = fs_.lockFile(path, "pid 44");
   EXPECT_TRUE(third.isOk()) << third.status().toString();
+}
+
+// A waiting lock gets in once the holder lets go, and gives up at its deadline naming the
+// holder. The release comes from another thread (the holder elsewhere).
+TEST_F(FileSystemTest, AWaitingLockGetsInWhenTheHolderLetsGoAndGivesUpAtItsDeadline) {
+  std::string path = dir_ + "/w.lock";
+  auto first = fs_.lockFile(path, "pid 42 (first holder)");
+  ASSERT_TRUE(first.isOk()) << first.status().toString();
+  auto refused = lockFileWaiting(fs_, path, "pid 43", std::chrono::milliseconds(30));
+  ASSERT_FALSE(refused.isOk());
+  EXPECT_EQ(refused.status().reason(), "lock-held");
+  EXPECT_NE(refused.status().message().find("pid 42 (first holder)"), std::string_view::npos);
+
+  std::thread release([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    first->reset();
+  });
+  auto waited = lockFileWaiting(fs_, path, "pid 44", std::chrono::seconds(10));
+  release.join();
+  EXPECT_TRUE(waited.isOk()) << waited.status().toString();
 }
 
 // A lock file is created owner-only, like every file Shoal writes.

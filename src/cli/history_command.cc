@@ -47,7 +47,10 @@ int runConversation(const HistoryArgs& args, const MeshTarget& target, mesh::End
   auto uid = peerLifecycleUid(target.space, me.principal());
   if (!uid.isOk()) return printFailure(what, uid.status());
   mesh::MailboxReader reader{target.space, me.principal(), *uid};
+  auto turn = takeMailReaderTurn(target.space, me.principal(), args.target.timeout());
+  if (!turn.isOk()) return printFailure(what, turn.status());
   auto page = mesh::readConversation(me.jetStream(), reader, peer, args.limit);
+  turn->reset();
   if (!page.isOk()) return printFailure(what, page.status());
   auto marks = ReadMarks::load(target.space, me.principal());
   auto unread = [&](const mesh::StoredEntry& e) {

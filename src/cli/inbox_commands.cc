@@ -134,7 +134,10 @@ int runInbox(const InboxArgs& args) {
                     "stream all the same",
                     provisioned.status().message()));
   }
+  auto turn = takeMailReaderTurn(mail->reader.space, mail->reader.me, args.target.timeout());
+  if (!turn.isOk()) return printFailure(what, turn.status());
   auto page = mesh::readInbox(mail->endpoint->jetStream(), mail->reader, args.all ? 0 : args.limit);
+  turn->reset();  // the reader is done with: `--follow` reads the DM durable instead
   if (!page.isOk()) return printFailure(what, page.status());
   auto marks = ReadMarks::load(mail->reader.space, mail->reader.me);
   if (!marks.isOk()) return printFailure(what, marks.status());
@@ -177,7 +180,10 @@ int runRead(const InboxArgs& args) {
   const std::string what = "shoal read";
   auto mail = openMail(args.target, what);
   if (!mail.isOk()) return printFailure(what, mail.status());
+  auto turn = takeMailReaderTurn(mail->reader.space, mail->reader.me, args.target.timeout());
+  if (!turn.isOk()) return printFailure(what, turn.status());
   auto found = mesh::findMessage(mail->endpoint->jetStream(), mail->reader, args.id);
+  turn->reset();
   if (!found.isOk()) return printFailure(what, found.status());
   const bool wasUnread = [&] {
     auto marks = ReadMarks::load(mail->reader.space, mail->reader.me);
@@ -197,7 +203,10 @@ int runReply(const InboxArgs& args) {
   const std::string what = "shoal reply";
   auto mail = openMail(args.target, what);
   if (!mail.isOk()) return printFailure(what, mail.status());
+  auto turn = takeMailReaderTurn(mail->reader.space, mail->reader.me, args.target.timeout());
+  if (!turn.isOk()) return printFailure(what, turn.status());
   auto found = mesh::findMessage(mail->endpoint->jetStream(), mail->reader, args.id);
+  turn->reset();
   if (!found.isOk()) return printFailure(what, found.status());
   const wire::CotalMessage& original = found->delivery.message;
   if (mail->target.mode == "auth") {
@@ -211,6 +220,7 @@ int runReply(const InboxArgs& args) {
     auto sending = openObserver(*sendTarget, what);
     if (!sending.isOk()) return printFailure(what, sending.status());
     mail->sending = std::move(sending).value();
+    mail->agentTarget = std::move(sendTarget).value();  // keeps its credential file
   }
   std::string text;
   for (const auto& w : args.words)

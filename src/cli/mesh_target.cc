@@ -61,6 +61,7 @@ Status usePrivilege(const MeshTargetArgs& args, MeshTarget& target, supervisor::
   SHOAL_ASSIGN_OR_RETURN(supervisor::CliCredential held,
                          supervisor::privilegedCredential(paths, privilege));
   target.credentialsFile = held.credsFile;
+  target.credentialsGuard = held.fileGuard;
   target.inboxPrefix = held.inboxPrefix;
   return Status::ok();
 }

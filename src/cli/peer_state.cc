@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include "base/ids.h"
 #include "supervisor/mesh_paths.h"
@@ -38,6 +39,15 @@ Result<std::unique_ptr<FileLock>> lockPeerDurable(const std::string& space,
                                      " is already joined (or its inbox followed) on this machine");
   }
   return lock;
+}
+
+Result<std::unique_ptr<FileLock>> takeMailReaderTurn(const std::string& space,
+                                                     const wire::Principal& p,
+                                                     std::chrono::milliseconds timeout) {
+  SHOAL_ASSIGN_OR_RETURN(std::string base, baseOf(space, p));
+  return lockFileWaiting(FileSystem::posix(), base + ".mail.lock",
+                         fmt::format("pid {} (reading {}'s mail)", ::getpid(), p.dotForm()),
+                         timeout);
 }
 
 Result<ReadMarks> ReadMarks::load(const std::string& space, const wire::Principal& p) {

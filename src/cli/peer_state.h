@@ -6,10 +6,12 @@
 //   <state>/peers/<space>/<o>.<a>.lock   held by whoever binds the DM durable (join, inbox
 //                                        --follow): two binders would split its messages
 //   <state>/peers/<space>/<o>.<a>.read   read message ids, one per line, the newest 2,000
+//   <state>/peers/<space>/<o>.<a>.mail.lock  the turn on its mail reader (below)
 //
 // Thread safety: CLI thread only.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <set>
 #include <string>
@@ -32,6 +34,13 @@ std::string knownPeerLifecycleUid(const std::string& space, const wire::Principa
 Result<std::unique_ptr<FileLock>> lockPeerDurable(const std::string& space,
                                                   const wire::Principal& p,
                                                   const std::string& holder);
+
+// The turn on the principal's mail reader: its one history consumer on DM_<space> (the grants
+// name it, wire::dmhistConsumer), which two reads at once would take from each other (the
+// first to finish deletes it under the other). Waited for up to `timeout`; `lock-held` after.
+Result<std::unique_ptr<FileLock>> takeMailReaderTurn(const std::string& space,
+                                                     const wire::Principal& p,
+                                                     std::chrono::milliseconds timeout);
 
 class ReadMarks {
  public:

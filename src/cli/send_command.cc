@@ -360,7 +360,8 @@ int runSend(const SendArgs& args, wire::DeliveryKind kind) {
   std::optional<mesh::StoredEntry> reply;
   if (outcome && outcome->result == "replied" && !outcome->replyId.empty()) {
     auto uid = peerLifecycleUid(target->space, me.principal());
-    if (uid.isOk()) {
+    auto turn = takeMailReaderTurn(target->space, me.principal(), args.target.timeout());
+    if (uid.isOk() && turn.isOk()) {
       mesh::MailboxReader reader{target->space, me.principal(), *uid};
       auto found = mesh::findMessage(me.jetStream(), reader, outcome->replyId);
       if (found.isOk()) reply = std::move(found).value();

@@ -10,6 +10,7 @@
 #include "mesh/credential_rail.h"
 #include "mesh/operator_identity.h"
 #include "planes/grants.h"
+#include "supervisor/credential_files.h"
 #include "supervisor/peer_uid.h"
 #include "supervisor/user_identity.h"
 #include "transport/connection.h"
@@ -209,44 +210,47 @@ std::optional<CliCredential> heldCredential(const std::string& file, const wire:
       held->inboxPrefix.empty()) {
     return std::nullopt;
   }
-  return CliCredential{file, held->inboxPrefix, caller, held->expiresAt};
+  return CliCredential{file, held->inboxPrefix, caller, held->expiresAt, nullptr};
 }
 
 Result<CliCredential> cliCredential(const MeshPaths& paths,
                                     const std::vector<std::string>& postChannels) {
   const AuthPaths auth = authPathsOf(paths);
   SHOAL_ASSIGN_OR_RETURN(UserIdentity identity, ensureUserIdentity(paths.secretsDir));
-  CliCredential out;
-  out.credsFile = auth.cliCreds;
-  out.caller = mesh::operatorOwnedBy(identity.owner).principal;
+  const wire::Principal caller = mesh::operatorOwnedBy(identity.owner).principal;
+  auto mint = [&](const std::string& file) -> Result<CliCredential> {
+    planes::AgentScope scope;
+    scope.space = paths.space;
+    scope.principal = caller;
+    // The uid the person's commands use (the provision rail names it): peer_uid.h's.
+    SHOAL_ASSIGN_OR_RETURN(scope.lifecycleUid, peerUid(paths, caller));
+    scope.readChannels = {">"};
+    scope.postChannels = postChannels;
+    return mintAgentCredential(paths, std::move(scope), "cli", file, kCliCredentialLifetime);
+  };
   if (postChannels.empty()) {
-    if (auto held = heldCredential(auth.cliCreds, out.caller, out.caller.dotForm())) return *held;
+    return heldOrMinted(
+        auth.cliCreds, [&] { return heldCredential(auth.cliCreds, caller, caller.dotForm()); },
+        [&] { return mint(auth.cliCreds); });
   }
-  planes::AgentScope scope;
-  scope.space = paths.space;
-  scope.principal = out.caller;
-  // The uid the person's commands use (the provision rail names it): peer_uid.h's.
-  SHOAL_ASSIGN_OR_RETURN(scope.lifecycleUid, peerUid(paths, out.caller));
-  scope.readChannels = {">"};
-  scope.postChannels = postChannels;
-  return mintAgentCredential(paths, std::move(scope), "cli", auth.cliCreds, kCliCredentialLifetime);
+  // Posting to named channels: a credential of this command's own.
+  OwnCredsFile own = ownCredsFile(auth.cliCreds);
+  SHOAL_ASSIGN_OR_RETURN(CliCredential minted, mint(own.path));
+  minted.fileGuard = own.guard;
+  return minted;
 }
 
-Result<CliCredential> privilegedCredential(const MeshPaths& paths, Privilege privilege) {
-  const std::string kind = privilege == Privilege::kAdminReads       ? "admin"
-                           : privilege == Privilege::kRegistryWrites ? "registrar"
-                                                                     : "mailbox";
-  SHOAL_ASSIGN_OR_RETURN(UserIdentity identity, ensureUserIdentity(paths.secretsDir));
-  CliCredential out;
-  out.credsFile = paths.secretsDir + "/" + paths.space + "-" + kind + ".creds";
-  out.caller = mesh::operatorOwnedBy(identity.owner).principal;
-  const std::string name = out.caller.dotForm() + "-" + kind;
-  if (auto held = heldCredential(out.credsFile, out.caller, name)) return *held;
+namespace {
+
+// A fresh credential of `privilege` for `caller` (privilegedCredential) into `file`.
+Result<CliCredential> mintPrivileged(const MeshPaths& paths, Privilege privilege,
+                                     const std::string& kind, const wire::Principal& caller,
+                                     const std::string& file) {
   SHOAL_RETURN_IF_ERROR(requireAuthority(paths));
   SHOAL_ASSIGN_OR_RETURN(planes::CredentialAuthority authority, openAuthority(paths));
   planes::AgentScope scope;
   scope.space = paths.space;
-  scope.principal = out.caller;
+  scope.principal = caller;
   SHOAL_ASSIGN_OR_RETURN(scope.connId, newConnId(kind.substr(0, 3)));
   std::vector<planes::GrantRow> rows;
   const planes::ReaderScope reader{scope.space, scope.connId};
@@ -255,15 +259,27 @@ Result<CliCredential> privilegedCredential(const MeshPaths& paths, Privilege pri
   } else if (privilege == Privilege::kRegistryWrites) {
     SHOAL_ASSIGN_OR_RETURN(rows, planes::registrarGrants(reader));
   } else {
-    SHOAL_ASSIGN_OR_RETURN(scope.lifecycleUid, peerUid(paths, out.caller));
+    SHOAL_ASSIGN_OR_RETURN(scope.lifecycleUid, peerUid(paths, caller));
     SHOAL_ASSIGN_OR_RETURN(rows, planes::mailboxGrants(scope));
   }
-  SHOAL_ASSIGN_OR_RETURN(planes::MintedUser minted,
-                         authority.mint(name, rows, kCliCredentialLifetime));
-  SHOAL_RETURN_IF_ERROR(writeCreds(out.credsFile, minted));
-  out.inboxPrefix = "_INBOX_" + scope.connId;
-  out.expiresAt = minted.expiresAt;
-  return out;
+  SHOAL_ASSIGN_OR_RETURN(planes::MintedUser minted, authority.mint(caller.dotForm() + "-" + kind,
+                                                                   rows, kCliCredentialLifetime));
+  SHOAL_RETURN_IF_ERROR(writeCreds(file, minted));
+  return CliCredential{file, "_INBOX_" + scope.connId, caller, minted.expiresAt, nullptr};
+}
+
+}  // namespace
+
+Result<CliCredential> privilegedCredential(const MeshPaths& paths, Privilege privilege) {
+  const std::string kind = privilege == Privilege::kAdminReads       ? "admin"
+                           : privilege == Privilege::kRegistryWrites ? "registrar"
+                                                                     : "mailbox";
+  SHOAL_ASSIGN_OR_RETURN(UserIdentity identity, ensureUserIdentity(paths.secretsDir));
+  const wire::Principal caller = mesh::operatorOwnedBy(identity.owner).principal;
+  const std::string file = paths.secretsDir + "/" + paths.space + "-" + kind + ".creds";
+  return heldOrMinted(
+      file, [&] { return heldCredential(file, caller, caller.dotForm() + "-" + kind); },
+      [&] { return mintPrivileged(paths, privilege, kind, caller, file); });
 }
 
 Result<CliCredential> peerCredential(const MeshPaths& paths, const wire::Principal& principal,

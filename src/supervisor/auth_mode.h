@@ -24,6 +24,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -98,6 +99,8 @@ struct CliCredential {
   std::string inboxPrefix;
   wire::Principal caller;
   int64_t expiresAt = 0;
+  // A file of the command's own (credential_files.h): removed when the last copy goes.
+  std::shared_ptr<const void> fileGuard;
 };
 
 // The credential in `file` for `caller` when it names `name` and stays valid for five more

@@ -23,6 +23,7 @@ Status useAuthCredential(const MeshPaths& paths, BrokerTarget& target,
   target.mode = "auth";
   target.nkeySeedFile.clear();
   target.credentialsFile = credential.credsFile;
+  target.credentialsGuard = credential.fileGuard;
   target.inboxPrefix = credential.inboxPrefix;
   target.caller = credential.caller;
   return Status::ok();
@@ -50,6 +51,7 @@ Status useJoinedSpace(const MeshPaths& paths, const JoinedSpace& joined, BrokerT
     return person.status().withContext("asking the manager for this person's credential");
   }
   target.credentialsFile = person->credsFile;
+  target.credentialsGuard = person->fileGuard;
   target.inboxPrefix = person->inboxPrefix;
   return Status::ok();
 }

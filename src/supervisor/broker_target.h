@@ -18,6 +18,7 @@
 // Thread safety: reads files; call from one thread at a time.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,8 @@ struct BrokerTarget {
   // Auth mode: the person's `.creds` and the reply inbox its grants allow.
   std::string credentialsFile;
   std::string inboxPrefix;
+  // Keeps a credential file of the command's own (credential_files.h) while a copy is alive.
+  std::shared_ptr<const void> credentialsGuard;
   // The CA certificate to trust when the broker requires TLS (broker_tls.h); empty: plaintext.
   std::string caFile;
   // The person at the CLI: `local.<login>` in open mode, `<owner>.<login>` in auth mode.

@@ -6,6 +6,7 @@
 #include "base/ids.h"
 #include "mesh/credential_rail.h"
 #include "mesh/operator_identity.h"
+#include "supervisor/credential_files.h"
 #include "supervisor/peer_uid.h"
 #include "transport/connection.h"
 #include "transport/creds_file.h"
@@ -32,24 +33,22 @@ Result<std::unique_ptr<transport::Connection>> connectAsDaemon(const JoinedSpace
   return transport::Connection::connect(options);
 }
 
-}  // namespace
-
-Result<CliCredential> joinedPersonCredential(const MeshPaths& paths, const JoinedSpace& joined,
-                                             const std::vector<std::string>& postChannels) {
+// Asks the manager for the person's credential (module comment) and writes it to `file`.
+Result<CliCredential> askManager(const MeshPaths& paths, const JoinedSpace& joined,
+                                 const wire::Principal& caller,
+                                 const std::vector<std::string>& postChannels,
+                                 const std::string& file) {
   CliCredential out;
-  out.credsFile = joinedPathsOf(paths).dir + "/cli.creds";
-  out.caller = mesh::operatorOwnedBy(joined.owner).principal;
-  if (postChannels.empty()) {
-    if (auto held = heldCredential(out.credsFile, out.caller, out.caller.dotForm())) return *held;
-  }
+  out.credsFile = file;
+  out.caller = caller;
   FileSystem& fs = FileSystem::posix();
   SHOAL_ASSIGN_OR_RETURN(auto conn, connectAsDaemon(joined));
   SHOAL_ASSIGN_OR_RETURN(transport::NKeyPair key,
                          transport::generateNKey(transport::NKeyRole::kUser));
   SHOAL_ASSIGN_OR_RETURN(std::string uid, newLifecycleUid());
   mesh::IssueRequest request;
-  request.principal = out.caller;
-  SHOAL_ASSIGN_OR_RETURN(request.lifecycleUid, peerUid(paths, out.caller));
+  request.principal = caller;
+  SHOAL_ASSIGN_OR_RETURN(request.lifecycleUid, peerUid(paths, caller));
   request.connId = "ibxcli" + uid;
   request.userKey = key.publicKey;
   request.channels = postChannels;
@@ -58,13 +57,32 @@ Result<CliCredential> joinedPersonCredential(const MeshPaths& paths, const Joine
                          mesh::requestSeatCredential(*conn, paths.space, joined.owner,
                                                      joined.machine, request, kAskTimeout));
   // Staged under this process's own name: two commands asking at once must not share a file.
-  const std::string staging = out.credsFile + "." + std::to_string(::getpid());
+  const std::string staging = file + "." + std::to_string(::getpid());
   SHOAL_RETURN_IF_ERROR(
       writeFileAtomically(fs, staging, transport::formatCreds(reply.jwt, key.seed)));
-  SHOAL_RETURN_IF_ERROR(fs.rename(staging, out.credsFile));
+  SHOAL_RETURN_IF_ERROR(fs.rename(staging, file));
   out.inboxPrefix = "_INBOX_" + request.connId;
   out.expiresAt = reply.expiresAt;
   return out;
+}
+
+}  // namespace
+
+Result<CliCredential> joinedPersonCredential(const MeshPaths& paths, const JoinedSpace& joined,
+                                             const std::vector<std::string>& postChannels) {
+  const std::string shared = joinedPathsOf(paths).dir + "/cli.creds";
+  const wire::Principal caller = mesh::operatorOwnedBy(joined.owner).principal;
+  if (postChannels.empty()) {
+    return heldOrMinted(
+        shared, [&] { return heldCredential(shared, caller, caller.dotForm()); },
+        [&] { return askManager(paths, joined, caller, postChannels, shared); });
+  }
+  // Posting to named channels: a credential of this command's own.
+  OwnCredsFile own = ownCredsFile(shared);
+  SHOAL_ASSIGN_OR_RETURN(CliCredential asked,
+                         askManager(paths, joined, caller, postChannels, own.path));
+  asked.fileGuard = own.guard;
+  return asked;
 }
 
 }  // namespace shoal::supervisor

@@ -548,6 +548,41 @@ TEST_F(CliUpAuthTest, AJoinedPeerOutlivesItsCredential) {
   EXPECT_TRUE(outputShows(*ada, "\"event\":\"credential-renewed\"")) << ada->output();
 }
 
+// Commands the person starts together each connect under a credential that matches their own
+// connection: a shared credential file is minted by one of them while the others wait their
+// turn (a file replaced between another command's mint and its connect pairs that command's
+// inbox with this one's credential: every request then times out), a posting command's
+// credential is its own file (removed when it exits), and mail reads take turns on the
+// person's one mail reader (the first to finish would delete it under the others).
+TEST_F(CliUpAuthTest, CommandsStartedTogetherEachKeepTheirOwnCredentialAndReader) {
+  ASSERT_EQ(shoal({"up", "--auth", "--port", port(), "--no-daemon"}).code, 0);
+  for (int round = 0; round < 3; ++round) {
+    // Nothing held: every command of the round needs a fresh credential at once.
+    for (const char* kind : {"cli", "mailbox"})
+      (void)FileSystem::posix().remove(secretsDir() + "/itest-" + kind + ".creds");
+    std::vector<Background*> runs;
+    for (int k = 0; k < 3; ++k) {
+      runs.push_back(spawnShoal({"inbox", "--json"}));
+      runs.push_back(spawnShoal({"send", "msg", "team" + std::to_string(k), "hello", "--json"}));
+      runs.push_back(spawnShoal({"send", "dm", "nobody-" + std::to_string(k), "hi", "--json"}));
+    }
+    for (Background* run : runs) {
+      ASSERT_NE(run, nullptr);
+      auto exit = run->child.wait(seconds(30));
+      ASSERT_TRUE(exit.isOk());
+      // A DM to a name nobody holds is refused by name; anything else must succeed.
+      if (run->output().find("unknown-peer") != std::string::npos) continue;
+      EXPECT_EQ(exit->code, 0) << "round " << round << ": " << run->output();
+    }
+  }
+  for (const auto& entry : std::filesystem::directory_iterator(secretsDir())) {
+    const std::string name = entry.path().filename().string();
+    EXPECT_FALSE(name != "itest-cli.creds" && name.starts_with("itest-cli.") &&
+                 name.ends_with(".creds"))
+        << name << ": a command's own credential outlived it";
+  }
+}
+
 // What agents answer the person is readable in auth mode: `shoal inbox`, `read`, `reply` (a DM
 // and a channel post) and `history --dm` run under the person's mail reader, which the broker
 // lets read only the person's own DMs (GrantsTest.TheMailboxReadsOnlyItsOwnMail).
