@@ -22,6 +22,7 @@
 #include "base/process_info.h"
 #include "daemon/admission_refusal.h"
 #include "daemon/admitted_seqs.h"
+#include "daemon/backlog_mark.h"
 #include "daemon/channel_rejoin.h"
 #include "daemon/inbox_leases.h"
 #include "daemon/local_inbox.h"
@@ -42,6 +43,7 @@
 #include "transport/connection.h"
 #include "transport/jetstream.h"
 #include "wire/names.h"
+#include "wire/subject.h"
 
 namespace shoal::daemon {
 namespace {
@@ -268,11 +270,11 @@ class Seat::Impl {
   void refusedByParser(const mesh::RefusedDelivery& r);
   // An arrival the full inbox did not take: refused (not acked) or dropped (acked).
   mesh::HandlerVerdict turnAway(const mesh::Delivery& delivery, const std::string& id,
-                                InboxVerdict verdict);
+                                InboxVerdict verdict, bool fresh);
   // Queued records ended to admit `forId`: counted, logged, a failed receipt each.
   void evicted(const std::vector<journal::OwnershipRecord>& victims, const std::string& forId,
                const std::string& reason);
-  bool isFresh(const mesh::Delivery& delivery) const;
+  bool isFresh(const mesh::Delivery& delivery);
   bool isMention(const mesh::Delivery& delivery) const;
   // shoal_status attention (any thread): mirrored into presence; reset to open at each launch.
   void setAttention(wire::Attention attention);
@@ -387,8 +389,8 @@ class Seat::Impl {
   std::atomic<wire::Attention> attention_{wire::Attention::kOpen};
   mutable Mutex modesMu_;
   std::map<std::string, std::string> channelModes_ SHOAL_GUARDED_BY(modesMu_);
-  uint64_t dmWatermark_ = 0;    // DM_<space> last sequence when the seat attached
-  uint64_t taskWatermark_ = 0;  // TASK_<space> last sequence when the seat attached
+  BacklogMark dmBacklog_;    // DM_<space>: what was stored when the seat attached
+  BacklogMark taskBacklog_;  // TASK_<space>: the same
   // DM admissions all run on the one DM pump thread, so a check and its later insert never
   // interleave with another DM's; the mutex makes the set safe to read from anywhere.
   Mutex admitMu_;
@@ -589,15 +591,20 @@ Status Seat::Impl::open() {
   SHOAL_ASSIGN_OR_RETURN(std::string dm, wire::streamName(wire::Stream::kDm, options_.space));
   SHOAL_ASSIGN_OR_RETURN(std::string task, wire::streamName(wire::Stream::kTask, options_.space));
   // In auth mode an agent's grants do not reach DM_<space>'s info (it would tell who DMs
-  // whom), nor TASK_<space>'s without a role: the watermark stays 0 there, so a sleeping
-  // seat's backlog counts as current and wakes it (a watermark from the seat's own durable is
-  // still planned).
+  // whom), nor TASK_<space>'s without a role: the seat's own DM durable says it there
+  // (backlog_mark.h).
   const bool ownCredential = !options_.credentialsFile.empty();
   if (!ownCredential) {
-    if (auto info = js_->streamInfo(dm); info.isOk()) dmWatermark_ = info->state.lastSeq;
+    if (auto info = js_->streamInfo(dm); info.isOk())
+      dmBacklog_.setStreamSequence(info->state.lastSeq);
+  } else if (auto durable = wire::dmDurable(profile_.principal, profile_.lifecycleUid);
+             durable.isOk()) {
+    if (auto info = js_->consumerInfo(dm, *durable); info.isOk())
+      dmBacklog_.setFromDurable(info->delivered.streamSeq, info->numPending);
   }
   if (!ownCredential || profile_.role) {
-    if (auto info = js_->streamInfo(task); info.isOk()) taskWatermark_ = info->state.lastSeq;
+    if (auto info = js_->streamInfo(task); info.isOk())
+      taskBacklog_.setStreamSequence(info->state.lastSeq);
   }
 
   mesh::EndpointOptions eo;
@@ -782,13 +789,13 @@ void Seat::Impl::setAttention(wire::Attention attention) {
   post(std::move(e));
 }
 
-bool Seat::Impl::isFresh(const mesh::Delivery& d) const {
+bool Seat::Impl::isFresh(const mesh::Delivery& d) {
   if (d.historical) return false;
   switch (d.kind) {
     case wire::DeliveryKind::kDm:
-      return d.streamSeq > dmWatermark_;
+      return dmBacklog_.isFresh(d.streamSeq);
     case wire::DeliveryKind::kAnycast:
-      return d.streamSeq > taskWatermark_;
+      return taskBacklog_.isFresh(d.streamSeq);
     case wire::DeliveryKind::kChannel:
       // A durable channel copy is backlog by construction.
       return !d.durable && isMention(d);
@@ -797,6 +804,8 @@ bool Seat::Impl::isFresh(const mesh::Delivery& d) const {
 }
 
 mesh::HandlerVerdict Seat::Impl::admit(const mesh::Delivery& d) {
+  // Every delivery counts toward the backlog mark, in arrival order (backlog_mark.h).
+  const bool fresh = isFresh(d);
   journal::Admit op;
   op.id = ownershipId(d);
   op.target = d.message.from.id;
@@ -853,7 +862,7 @@ mesh::HandlerVerdict Seat::Impl::admit(const mesh::Delivery& d) {
     // the same transaction that admits this one, or turns this one away.
     std::vector<journal::OwnershipRecord> victims;
     const InboxVerdict verdict = makeRoom(id, inboxClass, victims);
-    if (verdict != InboxVerdict::kAdmit) return turnAway(d, id, verdict);
+    if (verdict != InboxVerdict::kAdmit) return turnAway(d, id, verdict, fresh);
     const std::string evictedReason = fmt::format(
         "{}: the seat's local inbox was full ({} queued); a newer message took its place",
         kInboxEvictedReason, std::max<size_t>(options_.inboxCapacity, 1));
@@ -902,7 +911,7 @@ mesh::HandlerVerdict Seat::Impl::admit(const mesh::Delivery& d) {
       GateEvent e;
       e.kind = GateEvent::Kind::kAdmitted;
       e.id = id;
-      e.fresh = isFresh(d);
+      e.fresh = fresh;
       post(std::move(e));
     }
     return mesh::HandlerVerdict::kAccepted;
@@ -950,6 +959,11 @@ mesh::HandlerVerdict Seat::Impl::refusedByJournal(const mesh::Delivery& d, const
 
 void Seat::Impl::refusedByParser(const mesh::RefusedDelivery& r) {
   count(&SeatCounters::failed);
+  // A refused delivery still takes its place in the backlog count (backlog_mark.h).
+  if (auto parsed = wire::parseSubject(r.subject); parsed.isOk()) {
+    if (parsed->kind == wire::SubjectKind::kInst) (void)dmBacklog_.isFresh(r.streamSeq);
+    if (parsed->kind == wire::SubjectKind::kSvc) (void)taskBacklog_.isFresh(r.streamSeq);
+  }
   if (!r.sender) return;
   // A message without a usable id is named by its stream position (the receipt's `id` cannot be
   // the sender's, which is missing or unusable; `seq:` ids are never minted by a sender).
@@ -980,7 +994,7 @@ InboxVerdict Seat::Impl::makeRoom(const std::string& id, InboxClass c,
 }
 
 mesh::HandlerVerdict Seat::Impl::turnAway(const mesh::Delivery& d, const std::string& id,
-                                          InboxVerdict verdict) {
+                                          InboxVerdict verdict, bool fresh) {
   const std::string self = profile_.principal.dotForm();
   const size_t capacity = std::max<size_t>(options_.inboxCapacity, 1);
   if (verdict == InboxVerdict::kRefuseArrival) {
@@ -1003,7 +1017,7 @@ mesh::HandlerVerdict Seat::Impl::turnAway(const mesh::Delivery& d, const std::st
     // A sleeping seat whose inbox is full of backlog would never wake (backlog never starts
     // it): a fresh directed message waiting at the broker starts the runtime all the same, so
     // the backlog drains and the message lands.
-    if (isFresh(d)) {
+    if (fresh) {
       GateEvent e;
       e.kind = GateEvent::Kind::kAdmitted;
       e.id = id;

@@ -513,6 +513,46 @@ TEST_F(CliUpAuthTest, AJoinedPeerSpeaksAsThePersonsOwnPrincipal) {
   EXPECT_EQ(modeOf(secretsDir() + "/itest-peer-" + owner + ".ada.creds"), 0600u);
 }
 
+// A sleeping seat in auth mode: DMs stored while its daemon was down are backlog — they wait
+// and do not start the runtime — and a DM sent once the daemon is back is a current event
+// that wakes it. The seat's grants do not reach DM_<space>'s info, so its own durable's says
+// which is which (daemon/backlog_mark.h); before, every backlog DM woke it.
+TEST_F(CliUpAuthTest, ASleepingSeatsBacklogDoesNotWakeIt) {
+  ASSERT_EQ(shoal({"up", "--auth", "--port", port(), "--no-daemon"}).code, 0);
+  Background* daemon = spawnShoal({"daemon", "run"});
+  ASSERT_NE(daemon, nullptr);
+  ASSERT_TRUE(outputShows(*daemon, "daemon serving")) << daemon->output();
+  ASSERT_EQ(shoal({"seat", "add", "Echo", "--", "/bin/cat"}).code, 0);
+  const std::string echo = ownerOfMe() + ".echo";
+  CliRun first = shoal({"send", "dm", echo, "first", "--wait", "surfaced=20"});
+  ASSERT_EQ(first.code, 0) << first.out << first.err << daemon->output();
+  ASSERT_EQ(shoal({"seat", "sleep", "Echo"}).code, 0);
+  ASSERT_TRUE(daemon->child.terminate(seconds(10)).isOk());
+  for (const char* text : {"backlog one", "backlog two"})
+    ASSERT_EQ(shoal({"send", "dm", echo, text}).code, 0);
+
+  daemon = spawnShoal({"daemon", "run"});
+  ASSERT_NE(daemon, nullptr);
+  ASSERT_TRUE(outputShows(*daemon, "daemon serving")) << daemon->output();
+  auto row = [&] {
+    CliRun ps = shoal({"ps", "--json"});
+    if (ps.code != 0) return json::object{};
+    return json::parse(ps.out).at("seats").as_array()[0].as_object();
+  };
+  json::object echoRow;
+  ASSERT_TRUE(testing::eventually([&] {
+    echoRow = row();
+    return echoRow.contains("queued") && echoRow.at("queued").as_int64() == 2;
+  })) << json::serialize(echoRow)
+      << daemon->output();
+  EXPECT_EQ(echoRow.at("state").as_string(), "sleeping") << json::serialize(echoRow);
+  EXPECT_FALSE(echoRow.at("running").as_bool()) << "backlog must never start a sleeping seat";
+
+  CliRun fresh = shoal({"send", "dm", echo, "fresh", "--wait", "surfaced=20"});
+  EXPECT_EQ(fresh.code, 0) << fresh.out << fresh.err << daemon->output();
+  EXPECT_TRUE(row().at("running").as_bool()) << "a current DM wakes it";
+}
+
 // A `shoal join` peer renews its own credential past half its life (10 s here), keeping its
 // connection's inbox, so it still receives DMs and posts after two lifetimes: the broker ends
 // the connection at each expiry and the peer reconnects under the renewed file.
