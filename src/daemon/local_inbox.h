@@ -16,7 +16,8 @@
 // A queued record has been acknowledged at the broker (the journal is the seat's proof of
 // ownership), so evicting one drops it. Hence the choice never evicts a queued directed item:
 // where that is what the order names, the arrival is refused instead (`kRefuseArrival`) and
-// waits, unacknowledged, at the broker. What the seat does with each verdict (seat.cc admit):
+// waits, unacknowledged, at the broker. What the seat does with each verdict
+// (daemon/seat/admission.cc, admit):
 //   kAdmit          the `evict` records end `failed` (`local-inbox-evicted`) in the transaction
 //                   that admits the arrival; logged and counted (`inboxEvicted`);
 //   kEvictArrival   the arrival is the lowest-ranked item (always channel-class): a live copy is

@@ -8,7 +8,8 @@
 # is held with SIGSTOP across the restart so that the replay always wins the race.
 # Expected: every post read once. Before the fix: the post made while the daemon was down was
 # read 0 times and its journal record stayed `queued`, `channel-pull`, flags `h-` (historical).
-# Fixed: the durable copy replaces the historical record (seat.cc, replacedHistorical; test
+# Fixed: the durable copy replaces the historical record (src/daemon/seat/admission.cc,
+# replacedHistorical; test
 # ClaudeSeatTest.APostMissedWhileDownIsNotHistoricalWhenItsCopyComesAfterTheReplay).
 set -u
 W=$(mktemp -d "${TMPDIR:-/tmp}/shoal-repro.XXXXXX")
