@@ -50,6 +50,8 @@ void registerSpaceCommands(CLI::App& app, CommandResult& result);
 void registerInviteCommands(CLI::App& app, CommandResult& result);
 // `seat events`, added to the `seat` group (seat_events_command.cc).
 void addSeatEventsCommand(CLI::App* seat, CommandResult& result);
+// `shoal seat forget` (seat_forget_command.cc).
+void addSeatForgetCommand(CLI::App* seat, CommandResult& result);
 
 // The channel registry: channels list|set|default (channels_command.cc).
 void registerChannelsCommands(CLI::App& app, CommandResult& result);

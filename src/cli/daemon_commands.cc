@@ -646,6 +646,7 @@ void registerDaemonCommands(CLI::App& app, CommandResult& result) {
   }
 
   addSeatEventsCommand(seat, result);
+  addSeatForgetCommand(seat, result);
 
   auto rm = std::make_shared<SeatArgs>();
   CLI::App* r = seat->add_subcommand("rm", "unregister a seat");

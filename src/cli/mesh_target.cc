@@ -54,6 +54,7 @@ Status usePrivilege(const MeshTargetArgs& args, MeshTarget& target, supervisor::
         std::string(what) + " needs the space owner's " +
             (privilege == supervisor::Privilege::kAdminReads       ? "history and traffic reads"
              : privilege == supervisor::Privilege::kRegistryWrites ? "channel registry writes"
+             : privilege == supervisor::Privilege::kSeatRecords    ? "seat record writes"
                                                                    : "mail reader") +
             ", which only the machine holding the space's authority can mint; run it there");
   }

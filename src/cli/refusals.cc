@@ -200,6 +200,10 @@ constexpr std::array kRefusals = {
             "its own machine's records), or is an offer to this machine not yet taken",
             "change it on that machine; an offer to this one is taken with `shoal seat trust "
             "NAME`"},
+    Refusal{"seat-is-here",
+            "`shoal seat forget` names a seat this machine keeps: forget is for the seats of a "
+            "machine that is gone",
+            "`shoal seat rm NAME` (this machine's daemon removes its own records)"},
     Refusal{"seat-on-two-machines",
             "two machines both keep a record of the seat for themselves, so the manager issues "
             "its credential to neither (one principal runs on one machine)",

@@ -310,4 +310,35 @@ Status ProfileStore::remove(const wire::Principal& seat, uint64_t expectedRevisi
   return Status::ok();
 }
 
+Result<std::vector<std::string>> forgetSeatRecords(transport::JetStream& js, std::string_view space,
+                                                   const wire::Principal& seat,
+                                                   const std::string& thisMachine) {
+  SHOAL_ASSIGN_OR_RETURN(std::string bucket, wire::bucketName(wire::Bucket::kSeats, space));
+  SHOAL_ASSIGN_OR_RETURN(transport::KeyValue kv, transport::KeyValue::openBucket(js, bucket));
+  SHOAL_ASSIGN_OR_RETURN(std::vector<std::string> keys, kv.keys());
+  const std::string id = seat.dotForm();
+  std::vector<std::string> records;
+  for (const auto& key : keys) {
+    if (key == id) {
+      records.push_back(key);  // legacy
+    } else if (key.size() > id.size() && key.ends_with("." + id)) {
+      const std::string machine = key.substr(0, key.size() - id.size() - 1);
+      if (machine.find('.') != std::string::npos) continue;  // not `<machine>.<o>.<a>`
+      if (machine == thisMachine) {
+        return failedPrecondition("seat-is-here",
+                                  "seat " + id + " is kept by this machine (" + machine +
+                                      "): its daemon removes it, `shoal seat rm " + id + "`");
+      }
+      records.push_back(key);
+    }
+  }
+  if (records.empty()) {
+    return notFound("unknown-seat", "no seat " + id + " in the space (see `shoal seat list`)");
+  }
+  for (const auto& key : records) {
+    SHOAL_RETURN_IF_ERROR(kv.remove(key).withContext("forgetting seat record " + key));
+  }
+  return records;
+}
+
 }  // namespace shoal::daemon

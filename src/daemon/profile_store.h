@@ -116,4 +116,14 @@ class ProfileStore {
   std::string machine_;
 };
 
+// `shoal seat forget`: the space admin removes every record of `seat` (a seat of a machine that
+// is gone — revoked, wiped — whose daemon can no longer remove them), under whichever machine's
+// prefix, legacy records included; returns the keys removed. Refusals: kNotFound `unknown-seat`;
+// kFailedPrecondition `seat-is-here` when `thisMachine` keeps one of them (its own daemon
+// removes it: `shoal seat rm`). Needs writes of every prefix: in auth mode the seat keeper's
+// credential (planes/grants.h seatKeeperGrants). A daemon that still runs the seat closes it.
+Result<std::vector<std::string>> forgetSeatRecords(transport::JetStream& js, std::string_view space,
+                                                   const wire::Principal& seat,
+                                                   const std::string& thisMachine);
+
 }  // namespace shoal::daemon

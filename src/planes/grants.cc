@@ -289,6 +289,17 @@ Result<std::vector<GrantRow>> registrarGrants(const ReaderScope& s) {
   return r.take();
 }
 
+Result<std::vector<GrantRow>> seatKeeperGrants(const ReaderScope& s) {
+  SHOAL_ASSIGN_OR_RETURN(Names n, namesOf(s.space));
+  SHOAL_RETURN_IF_ERROR(checkConnId(s.connId));
+  Rows r;
+  readerBase(r, n, s.connId);
+  kvReads(r, n.seats, "every machine's seat records");
+  r.pub("$KV." + n.seats + ".>", "removes a dead machine's seat records (the space admin)");
+  denyDirectedCreates(r, n);
+  return r.take();
+}
+
 Result<std::vector<GrantRow>> managerGrants(const PlaneScope& s) {
   SHOAL_ASSIGN_OR_RETURN(Names n, namesOf(s.space));
   SHOAL_ASSIGN_OR_RETURN(std::string rail, mesh::provisionServeFilter(s.space));

@@ -121,6 +121,11 @@ Result<std::vector<GrantRow>> mailboxGrants(const AgentScope& scope);
 // and durable-membership reads, and writes of the registry's records (privileged write, the
 // digest's §6.1) — no application publish, no other bucket written.
 Result<std::vector<GrantRow>> registrarGrants(const ReaderScope& scope);
+// The space admin removing a dead machine's seat records (`shoal seat forget`): reads and
+// writes every machine's records in the seat bucket — the one writer besides each machine's
+// own daemon (issue 19 item 5). A record it wrote carries no daemon's seal, so no daemon runs
+// it. Nothing else.
+Result<std::vector<GrantRow>> seatKeeperGrants(const ReaderScope& scope);
 Result<std::vector<GrantRow>> managerGrants(const PlaneScope& scope);
 Result<std::vector<GrantRow>> deliveryGrants(const PlaneScope& scope);
 Result<std::vector<GrantRow>> daemonGrants(const DaemonScope& scope);

@@ -192,6 +192,35 @@ TEST_F(GrantsTest, TheMailboxReadsOnlyItsOwnMail) {
   EXPECT_EQ(refused(*rows, forgeries), expected);
 }
 
+// The seat keeper (the space admin removing a dead machine's seats) writes seat records of any
+// machine and nothing else: no application traffic, no other bucket, no DM history.
+TEST_F(GrantsTest, TheSeatKeeperWritesSeatRecordsOnly) {
+  auto rows = seatKeeperGrants(ReaderScope{"main", std::string(kConnId)});
+  ASSERT_TRUE(rows.isOk()) << rows.status().toString();
+  std::set<std::string> denied;
+  std::vector<Probe> probes = rowProbes(*rows, &denied);
+  EXPECT_EQ(refused(*rows, probes), denied);
+  using D = GrantRow::Direction;
+  const std::vector<Probe> allowed = {
+      {D::kPublish, "$KV.shoal_seats_main.beta.u_bbbbbbbbbbbbbbbbbbbbbbbbbb.bea"},
+      {D::kPublish, "$KV.shoal_seats_main.alpha.u_aaaaaaaaaaaaaaaaaaaaaaaaaa.ann"},
+  };
+  EXPECT_TRUE(refused(*rows, allowed).empty());
+  const std::vector<Probe> forgeries = {
+      {D::kPublish, "cotal.main.inst.local.bob.local.ada"},
+      {D::kPublish, "cotal.main.chat.local.ada.team.backend"},
+      {D::kPublish, "$KV.cotal_presence_main.local.ada"},
+      {D::kPublish, "$KV.cotal_channels_main.team.backend"},
+      {D::kPublish, "$KV.shoal_machines_main.beta"},
+      {D::kPublish, "$JS.API.STREAM.MSG.GET.DM_main"},
+      {D::kSubscribe, "cotal.main.inst.>"},
+  };
+  std::set<std::string> expected;
+  for (const auto& f : forgeries)
+    expected.insert(f.subject);
+  EXPECT_EQ(refused(*rows, forgeries), expected);
+}
+
 // The registry editor writes channel records and nothing else; it reads the membership registry.
 TEST_F(GrantsTest, TheRegistrarWritesTheChannelRegistryOnly) {
   auto rows = registrarGrants(ReaderScope{"main", std::string(kConnId)});

@@ -258,6 +258,8 @@ Result<CliCredential> mintPrivileged(const MeshPaths& paths, Privilege privilege
     SHOAL_ASSIGN_OR_RETURN(rows, planes::adminGrants(reader));
   } else if (privilege == Privilege::kRegistryWrites) {
     SHOAL_ASSIGN_OR_RETURN(rows, planes::registrarGrants(reader));
+  } else if (privilege == Privilege::kSeatRecords) {
+    SHOAL_ASSIGN_OR_RETURN(rows, planes::seatKeeperGrants(reader));
   } else {
     SHOAL_ASSIGN_OR_RETURN(scope.lifecycleUid, peerUid(paths, caller));
     SHOAL_ASSIGN_OR_RETURN(rows, planes::mailboxGrants(scope));
@@ -273,6 +275,7 @@ Result<CliCredential> mintPrivileged(const MeshPaths& paths, Privilege privilege
 Result<CliCredential> privilegedCredential(const MeshPaths& paths, Privilege privilege) {
   const std::string kind = privilege == Privilege::kAdminReads       ? "admin"
                            : privilege == Privilege::kRegistryWrites ? "registrar"
+                           : privilege == Privilege::kSeatRecords    ? "keeper"
                                                                      : "mailbox";
   SHOAL_ASSIGN_OR_RETURN(UserIdentity identity, ensureUserIdentity(paths.secretsDir));
   const wire::Principal caller = mesh::operatorOwnedBy(identity.owner).principal;

@@ -122,11 +122,12 @@ Result<CliCredential> cliCredential(const MeshPaths& paths,
 // kRegistryWrites (registrarGrants) for `shoal channels list|set|default`; kMailbox
 // (mailboxGrants: the person's own DMs, through a history reader pinned to them) for
 // `shoal inbox|read|reply` and `shoal history --dm`.
-enum class Privilege { kAdminReads, kRegistryWrites, kMailbox };
+// kSeatRecords (seatKeeperGrants) for `shoal seat forget`: every machine's seat records.
+enum class Privilege { kAdminReads, kRegistryWrites, kMailbox, kSeatRecords };
 
 // The person's credential of `privilege`: the file `<secrets>/<space>-admin.creds`,
-// `-registrar.creds` or `-mailbox.creds` while it stays valid for a few more minutes, else a fresh
-// mint for kCliCredentialLifetime. `no-authority` as cliCredential.
+// `-registrar.creds`, `-mailbox.creds` or `-keeper.creds` while it stays valid for a few more
+// minutes, else a fresh mint for kCliCredentialLifetime. `no-authority` as cliCredential.
 Result<CliCredential> privilegedCredential(const MeshPaths& paths, Privilege privilege);
 
 // A peer the person runs by hand (`shoal join`): an agent-profile credential for `principal`

@@ -210,7 +210,8 @@ TEST_F(CliJoinTest, AMachineJoinsByInviteAndItsSeatAnswersTheSpace) {
   const std::vector<std::vector<std::string>> privileged = {
       {"seat", "events", "Bea", "--json"},
       {"inbox", "--json"},
-      {"channels", "set", "ops", "--description", "from beta", "--json"}};
+      {"channels", "set", "ops", "--description", "from beta", "--json"},
+      {"seat", "forget", "Bea", "--json"}};
   for (const auto& argv : privileged) {
     CliRun refused = onB([&] { return shoal(argv); });
     EXPECT_NE(refused.code, 0) << argv[0];
@@ -242,6 +243,14 @@ TEST_F(CliJoinTest, AMachineJoinsByInviteAndItsSeatAnswersTheSpace) {
   EXPECT_NE(refused.code, 0);
   EXPECT_NE(refused.out.find("daemon-credential-refused"), std::string::npos)
       << refused.out << refused.err;
+
+  // B is gone for good: the space admin forgets its seat, which only B's daemon could remove.
+  CliRun forgot = shoal({"seat", "forget", bea, "--json"});
+  ASSERT_EQ(forgot.code, 0) << forgot.out << forgot.err;
+  EXPECT_EQ(json::parse(forgot.out).at("removedRecords").at(0).as_string(), "beta." + bea)
+      << forgot.out;
+  CliRun again2 = shoal({"seat", "forget", bea, "--json"});
+  EXPECT_NE(again2.out.find("unknown-seat"), std::string::npos) << again2.out << again2.err;
 }
 
 // 10 s credentials: B's daemon renews its own at half its life over the manager's rail (the

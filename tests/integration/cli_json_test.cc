@@ -164,6 +164,14 @@ TEST_F(CliJsonTest, EveryCommandSpeaksTheContractInSuccessAndFailure) {
   both("seat move", {"seat", "move", "json-seat", "--to", "elsewhere"},
        {"seat", "move", "nobody", "--to", "elsewhere"}, 1);
   both("seat rm", {"seat", "rm", "json-seat"}, {"seat", "rm", "nobody"}, 1);
+  // A record kept by a machine that is gone (as a raw client: no daemon of ours writes there).
+  auto seats = transport::KeyValue::openBucket(*js_, "shoal_seats_itest");
+  ASSERT_TRUE(seats.isOk()) << seats.status().toString();
+  ASSERT_TRUE(seats->put("gone.local.ghost", "{}").isOk());
+  both("seat forget", {"seat", "forget", "local.ghost"}, {"seat", "forget", "local.ghost"}, 1);
+  CliRun here = shoal({"seat", "forget", "echo", "--json"});
+  EXPECT_EQ(here.code, 1);
+  EXPECT_NE(here.out.find("seat-is-here"), std::string::npos) << here.out << here.err;
   both("ps", {"ps"}, {"ps", "--bogus"}, 2);
   both("probe", {"probe", "manager"}, {"probe", "nonsense"}, 2);
   both("help", {"help", "seat", "add"}, {"help", "nonsense"}, 2);
