@@ -5,6 +5,7 @@
 #include "cli/option_checks.h"
 #include "mesh/operator_identity.h"
 #include "supervisor/auth_mode.h"
+#include "supervisor/joined_credential.h"
 #include "supervisor/mesh_paths.h"
 #include "supervisor/peer_uid.h"
 #include "supervisor/space_join.h"
@@ -48,14 +49,24 @@ Result<std::unique_ptr<transport::Connection>> openConnection(const MeshTarget& 
 Status usePrivilege(const MeshTargetArgs& args, MeshTarget& target, supervisor::Privilege privilege,
                     std::string_view what) {
   if (target.mode != "auth") return Status::ok();
+  if (target.joined && privilege == supervisor::Privilege::kMailbox) {
+    // The person's own mail: the manager issues their mail reader to this machine's daemon.
+    SHOAL_ASSIGN_OR_RETURN(auto paths, supervisor::MeshPaths::resolve(args.space));
+    SHOAL_ASSIGN_OR_RETURN(supervisor::JoinedSpace joined, supervisor::readJoinedSpace(paths));
+    SHOAL_ASSIGN_OR_RETURN(supervisor::CliCredential held,
+                           supervisor::joinedMailboxCredential(paths, joined));
+    target.credentialsFile = held.credsFile;
+    target.credentialsGuard = held.fileGuard;
+    target.inboxPrefix = held.inboxPrefix;
+    return Status::ok();
+  }
   if (target.joined) {
     return failedPrecondition(
         "needs-authority-machine",
         std::string(what) + " needs the space owner's " +
             (privilege == supervisor::Privilege::kAdminReads       ? "history and traffic reads"
              : privilege == supervisor::Privilege::kRegistryWrites ? "channel registry writes"
-             : privilege == supervisor::Privilege::kSeatRecords    ? "seat record writes"
-                                                                   : "mail reader") +
+                                                                   : "seat record writes") +
             ", which only the machine holding the space's authority can mint; run it there");
   }
   SHOAL_ASSIGN_OR_RETURN(auto paths, supervisor::MeshPaths::resolve(args.space));

@@ -51,6 +51,9 @@ Status validateRequest(const IssueRequest& r) {
   }
   for (const auto& c : r.channels)
     SHOAL_RETURN_IF_ERROR(wire::validateConcreteChannel(c));
+  if (r.mailbox && (!r.person || r.role || !r.channels.empty())) {
+    return badRequest("a mail reader is the person's (person: true), with no role or channels");
+  }
   return Status::ok();
 }
 
@@ -123,6 +126,7 @@ Result<std::string> encodeIssueRequest(const IssueRequest& request) {
     channels.emplace_back(c);
   o["channels"] = std::move(channels);
   if (request.person) o["person"] = true;
+  if (request.mailbox) o["mailbox"] = true;
   return json::serialize(o);
 }
 
@@ -146,9 +150,9 @@ Result<IssueRequest> decodeIssueRequest(std::string_view text) {
       }
       continue;
     }
-    if (k == "person") {
-      if (!value.is_bool()) return badRequest("person must be a boolean");
-      out.person = value.as_bool();
+    if (k == "person" || k == "mailbox") {
+      if (!value.is_bool()) return badRequest(std::string(k) + " must be a boolean");
+      (k == "person" ? out.person : out.mailbox) = value.as_bool();
       continue;
     }
     if (!value.is_string()) return badRequest("'" + std::string(k) + "' must be a string");

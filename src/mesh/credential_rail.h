@@ -60,6 +60,9 @@ struct IssueRequest {
   // The person at the CLI of the asking daemon's machine (`"person": true`), not a seat: a
   // short-lived credential for one of their commands, for a principal no machine keeps as a seat.
   bool person = false;
+  // With `person`: the person's mail reader (planes/grants.h mailboxGrants: their own DMs through
+  // the history reader their lifecycle names) instead of the agent profile; no channels, no role.
+  bool mailbox = false;
 
   bool operator==(const IssueRequest&) const = default;
 };

@@ -77,6 +77,15 @@ TEST(CredentialRailTest, RequestsRoundTrip) {
   auto personBack = decodeIssueRequest(*personText);
   ASSERT_TRUE(personBack.isOk()) << personBack.status().toString();
   EXPECT_TRUE(personBack->person);
+  IssueRequest mail = person;
+  mail.channels.clear();
+  mail.role.reset();
+  mail.mailbox = true;
+  auto mailText = encodeIssueRequest(mail);
+  ASSERT_TRUE(mailText.isOk()) << mailText.status().toString();
+  auto mailBack = decodeIssueRequest(*mailText);
+  ASSERT_TRUE(mailBack.isOk()) << mailBack.status().toString();
+  EXPECT_EQ(*mailBack, mail);
 }
 
 TEST(CredentialRailTest, EveryMalformedRequestIsRefusedByName) {
@@ -96,6 +105,10 @@ TEST(CredentialRailTest, EveryMalformedRequestIsRefusedByName) {
   EXPECT_EQ(reasonOf(base + R"(,"extra":1})"), "bad-issue-request");
   EXPECT_EQ(reasonOf(base + R"(,"role":7})"), "bad-issue-request");
   EXPECT_EQ(reasonOf(base + R"(,"person":"yes"})"), "bad-issue-request");
+  EXPECT_EQ(reasonOf(base + R"(,"mailbox":true})"), "bad-issue-request");  // not a person's
+  EXPECT_EQ(reasonOf(base + R"(,"person":true,"mailbox":true,"channels":["ops"]})"),
+            "bad-issue-request");
+  EXPECT_TRUE(decodeIssueRequest(base + R"(,"person":true,"mailbox":true})").isOk());
   EXPECT_EQ(reasonOf(base + R"(,"role":"a.b"})"), "bad-issue-request");
   EXPECT_EQ(reasonOf(base + R"(,"channels":"general"})"), "bad-issue-request");
   EXPECT_EQ(reasonOf(base + R"(,"channels":["team.*"]})"), "bad-issue-request");

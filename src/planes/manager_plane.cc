@@ -244,13 +244,17 @@ Result<std::string> ManagerPlane::issue(const transport::Message& request) {
   scope.readChannels = body.channels;
   scope.postChannels = body.channels;
   if (!body.person) scope.role = body.role;
-  SHOAL_ASSIGN_OR_RETURN(std::vector<GrantRow> rows, agentGrants(scope));
+  SHOAL_ASSIGN_OR_RETURN(std::vector<GrantRow> rows,
+                         body.mailbox ? mailboxGrants(scope) : agentGrants(scope));
   SHOAL_ASSIGN_OR_RETURN(
       MintedJwt minted,
       issuer_->authority->mintFor(body.userKey, body.principal.dotForm(), rows,
                                   body.person ? kPersonLifetime : issuer_->seatLifetime));
   log::info("manager {}: issued {}'s {} to the daemon on {} (until {})", space_,
-            body.principal.dotForm(), body.person ? "command credential" : "credential",
+            body.principal.dotForm(),
+            body.mailbox  ? "mail reader"
+            : body.person ? "command credential"
+                          : "credential",
             caller.machine, minted.expiresAt);
   return mesh::encodeIssueReply(mesh::IssueReply{minted.jwt, minted.expiresAt});
 }

@@ -33,11 +33,12 @@ Result<std::unique_ptr<transport::Connection>> connectAsDaemon(const JoinedSpace
   return transport::Connection::connect(options);
 }
 
-// Asks the manager for the person's credential (module comment) and writes it to `file`.
+// Asks the manager for the person's credential (module comment) — their mail reader when
+// `mailbox` — and writes it to `file`.
 Result<CliCredential> askManager(const MeshPaths& paths, const JoinedSpace& joined,
                                  const wire::Principal& caller,
                                  const std::vector<std::string>& postChannels,
-                                 const std::string& file) {
+                                 const std::string& file, bool mailbox = false) {
   CliCredential out;
   out.credsFile = file;
   out.caller = caller;
@@ -49,10 +50,11 @@ Result<CliCredential> askManager(const MeshPaths& paths, const JoinedSpace& join
   mesh::IssueRequest request;
   request.principal = caller;
   SHOAL_ASSIGN_OR_RETURN(request.lifecycleUid, peerUid(paths, caller));
-  request.connId = "ibxcli" + uid;
+  request.connId = (mailbox ? "ibxmai" : "ibxcli") + uid;
   request.userKey = key.publicKey;
   request.channels = postChannels;
   request.person = true;
+  request.mailbox = mailbox;
   SHOAL_ASSIGN_OR_RETURN(mesh::IssueReply reply,
                          mesh::requestSeatCredential(*conn, paths.space, joined.owner,
                                                      joined.machine, request, kAskTimeout));
@@ -83,6 +85,14 @@ Result<CliCredential> joinedPersonCredential(const MeshPaths& paths, const Joine
                          askManager(paths, joined, caller, postChannels, own.path));
   asked.fileGuard = own.guard;
   return asked;
+}
+
+Result<CliCredential> joinedMailboxCredential(const MeshPaths& paths, const JoinedSpace& joined) {
+  const std::string shared = joinedPathsOf(paths).dir + "/mailbox.creds";
+  const wire::Principal caller = mesh::operatorOwnedBy(joined.owner).principal;
+  return heldOrMinted(
+      shared, [&] { return heldCredential(shared, caller, caller.dotForm()); },
+      [&] { return askManager(paths, joined, caller, {}, shared, true); });
 }
 
 }  // namespace shoal::supervisor

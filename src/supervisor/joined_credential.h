@@ -27,4 +27,9 @@ namespace shoal::supervisor {
 Result<CliCredential> joinedPersonCredential(const MeshPaths& paths, const JoinedSpace& joined,
                                              const std::vector<std::string>& postChannels);
 
+// The person's mail reader on a joined machine (`shoal inbox|read|reply`, `history --dm`): asked
+// of the manager the same way (`"mailbox": true`: planes/grants.h mailboxGrants, their own DMs
+// only), kept in `<secrets>/<space>-joined/mailbox.creds` (0600) while it has five more minutes.
+Result<CliCredential> joinedMailboxCredential(const MeshPaths& paths, const JoinedSpace& joined);
+
 }  // namespace shoal::supervisor

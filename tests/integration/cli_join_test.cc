@@ -206,10 +206,17 @@ TEST_F(CliJoinTest, AMachineJoinsByInviteAndItsSeatAnswersTheSpace) {
   EXPECT_TRUE(st.at("daemon").as_object().contains("seats"))
       << "B's daemon answers: " << status.out;
 
+  // The person's own mail reads on B too: the manager issues their mail reader to B's daemon.
+  const std::string person(st.at("principal").as_string());
+  ASSERT_EQ(shoal({"send", "dm", person, "a", "note", "for", "beta"}).code, 0);
+  CliRun inbox = onB([&] { return shoal({"inbox", "--json"}); });
+  ASSERT_EQ(inbox.code, 0) << inbox.out << inbox.err << logsOfA();
+  EXPECT_NE(inbox.out.find("a note for beta"), std::string::npos) << inbox.out;
+  EXPECT_EQ(modeOf(joinedDirOfB() + "/mailbox.creds"), 0600u);
+
   // What only the authority's machine can mint is refused on B by name, not by a broker hang.
   const std::vector<std::vector<std::string>> privileged = {
       {"seat", "events", "Bea", "--json"},
-      {"inbox", "--json"},
       {"channels", "set", "ops", "--description", "from beta", "--json"},
       {"seat", "forget", "Bea", "--json"}};
   for (const auto& argv : privileged) {
