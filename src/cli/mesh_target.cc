@@ -46,6 +46,18 @@ Result<std::unique_ptr<transport::Connection>> openConnection(const MeshTarget& 
   return conn;
 }
 
+namespace {
+
+// `target` connects under `held` from now on.
+Status connectUnder(MeshTarget& target, const supervisor::CliCredential& held) {
+  target.credentialsFile = held.credsFile;
+  target.credentialsGuard = held.fileGuard;
+  target.inboxPrefix = held.inboxPrefix;
+  return Status::ok();
+}
+
+}  // namespace
+
 Status usePrivilege(const MeshTargetArgs& args, MeshTarget& target, supervisor::Privilege privilege,
                     std::string_view what) {
   if (target.mode != "auth") return Status::ok();
@@ -55,10 +67,7 @@ Status usePrivilege(const MeshTargetArgs& args, MeshTarget& target, supervisor::
     SHOAL_ASSIGN_OR_RETURN(supervisor::JoinedSpace joined, supervisor::readJoinedSpace(paths));
     SHOAL_ASSIGN_OR_RETURN(supervisor::CliCredential held,
                            supervisor::joinedMailboxCredential(paths, joined));
-    target.credentialsFile = held.credsFile;
-    target.credentialsGuard = held.fileGuard;
-    target.inboxPrefix = held.inboxPrefix;
-    return Status::ok();
+    return connectUnder(target, held);
   }
   if (target.joined) {
     return failedPrecondition(
@@ -72,10 +81,7 @@ Status usePrivilege(const MeshTargetArgs& args, MeshTarget& target, supervisor::
   SHOAL_ASSIGN_OR_RETURN(auto paths, supervisor::MeshPaths::resolve(args.space));
   SHOAL_ASSIGN_OR_RETURN(supervisor::CliCredential held,
                          supervisor::privilegedCredential(paths, privilege));
-  target.credentialsFile = held.credsFile;
-  target.credentialsGuard = held.fileGuard;
-  target.inboxPrefix = held.inboxPrefix;
-  return Status::ok();
+  return connectUnder(target, held);
 }
 
 std::string seatOwnerOf(const MeshTargetArgs& args) {
