@@ -52,7 +52,8 @@ struct SeatArgs {
   bool createCwd = false;
   bool ack = false;
   std::string role;
-  std::vector<std::string> channels;
+  std::vector<std::string> channels;  // add: joined at start; channels: joined from now on
+  std::vector<std::string> leaveChannels;
   std::vector<std::string> env;
   std::string machine;  // add: where it runs (default: this machine); move: where it goes
   int64_t revision = 0;
@@ -548,6 +549,31 @@ int runSeatMove(const SeatArgs& args) {
   return 0;
 }
 
+// `shoal seat channels SEAT [--add C]… [--remove C]…`: without a change, its channels.
+int runSeatChannels(const SeatArgs& args) {
+  const std::string what = "shoal seat channels";
+  const std::string id = seatId(args.name, seatOwnerOf(args.target));
+  auto changed = args.channels.empty() && args.leaveChannels.empty()
+                     ? ask(args.target, "seat.show", {{"id", id}})
+                     : ask(args.target, "seat.channels",
+                           {{"id", id},
+                            {"add", json::value_from(args.channels)},
+                            {"remove", json::value_from(args.leaveChannels)}},
+                           kSeatOpTimeout);
+  if (!changed.isOk()) return printFailure(what, changed.status());
+  if (jsonOutput()) {
+    printResult(*changed);
+    return 0;
+  }
+  std::string list;
+  for (const auto& c : changed->at("profile").at("channels").as_array())
+    list += " #" + std::string(c.as_string());
+  printOk(fmt::format("seat {} joins{}", id, list.empty() ? " no channel" : list));
+  if (const auto* note = changed->as_object().if_contains("note"); note && note->is_string())
+    printDetail(std::string(note->as_string()));
+  return 0;
+}
+
 }  // namespace
 
 void registerDaemonCommands(CLI::App& app, CommandResult& result) {
@@ -664,6 +690,16 @@ void registerDaemonCommands(CLI::App& app, CommandResult& result) {
   addMeshTargetOptions(mv, move->target, "the daemon's reply");
   mv->add_flag("--json", move->json, "machine-readable output");
   mv->callback([move, &result] { result.exitCode = runSeatMove(*move); });
+
+  auto ch = std::make_shared<SeatArgs>();
+  CLI::App* c = seat->add_subcommand(
+      "channels", "a seat's channels, or change them (an open seat reopens with them)");
+  c->add_option("seat", ch->name, "its id or name")->required();
+  c->add_option("--add", ch->channels, "join this channel (repeatable)");
+  c->add_option("--remove", ch->leaveChannels, "leave this channel (repeatable)");
+  addMeshTargetOptions(c, ch->target, "the daemon's reply");
+  c->add_flag("--json", ch->json, "machine-readable output");
+  c->callback([ch, &result] { result.exitCode = runSeatChannels(*ch); });
 
   auto trust = std::make_shared<SeatArgs>();
   CLI::App* t = seat->add_subcommand(

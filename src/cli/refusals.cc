@@ -257,7 +257,9 @@ constexpr std::array kRefusals = {
     Refusal{"delivery-not-serving", "no delivery plane serves the space",
             "`shoal up` (or `shoal serve`) runs one"},
     Refusal{"join-refused", "the broker refused to subscribe to the channel",
-            "this principal may not read that channel"},
+            "in auth mode a credential reads only the channels it was minted for: a seat's "
+            "person runs `shoal seat channels SEAT --add CHANNEL`, a `shoal join` peer starts "
+            "again with `--channel CHANNEL`"},
     Refusal{"not-joined", "you are not a member of that channel",
             "join it first (`/join CHANNEL` in `shoal join`)"},
     // The command line itself.

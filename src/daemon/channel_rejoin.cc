@@ -1,5 +1,7 @@
 #include "daemon/channel_rejoin.h"
 
+#include <algorithm>
+
 #include <boost/json.hpp>
 
 #include "base/log.h"
@@ -24,6 +26,24 @@ std::set<std::string> joinSeatChannels(mesh::Endpoint& endpoint,
     if (joined->durable || joined->continued) now.insert(channel);
   }
   return now;
+}
+
+std::set<std::string> endDroppedMemberships(mesh::Endpoint& endpoint,
+                                            const std::vector<std::string>& channels,
+                                            const std::set<std::string>& held,
+                                            std::string_view who) {
+  std::set<std::string> failed;
+  for (const auto& channel : held) {
+    if (std::find(channels.begin(), channels.end(), channel) != channels.end()) continue;
+    Status ended = endpoint.endDurableMembership(channel);
+    if (ended.isOk()) {
+      log::info("seat {}: left #{} (no longer among its channels)", who, channel);
+    } else {
+      log::warn("seat {}: {}; retried at its next start", who, ended.toString());
+      failed.insert(channel);
+    }
+  }
+  return failed;
 }
 
 Result<std::set<std::string>> parseDurableChannels(std::string_view text) {

@@ -54,6 +54,19 @@ Result<wire::Principal> idArg(const json::object& args) {
   return wire::parsePrincipal(std::string(id->as_string()));
 }
 
+// An optional array of channel names (seat.channels `add`, `remove`); validated later.
+Result<std::vector<std::string>> channelsArg(const json::object& args, std::string_view key) {
+  std::vector<std::string> out;
+  const json::value* v = args.if_contains(key);
+  if (v == nullptr) return out;
+  if (!v->is_array()) return invalidArgument("bad-argument", std::string(key) + " is an array");
+  for (const auto& c : v->as_array()) {
+    if (!c.is_string()) return invalidArgument("bad-argument", std::string(key) + " holds names");
+    out.emplace_back(c.as_string());
+  }
+  return out;
+}
+
 std::string snapshotJson(const ProfileSnapshot& s) {
   auto profile = encodeSeatProfile(s.profile);
   json::object o;
@@ -220,8 +233,10 @@ std::string DaemonService::openSeat(const ProfileSnapshot& snapshot) {
   if (!options_.runSeats) return notes_[id] = "this daemon runs no seats (registry only)";
   seenRevision_[id] = snapshot.revision;
   if (claimLost_) {
-    return notes_[id] = "this daemon lost its claim on machine " + options_.machine +
-                        " and runs no seats (restart it: `shoal daemon status`)";
+    return notes_[id] =
+               "this daemon lost its claim on machine " + options_.machine +
+               " to another daemon; it runs no seats until the name is free again and retakes it "
+               "then by itself";
   }
   if (runsElsewhere(profile)) {
     retries_.erase(id);
@@ -414,17 +429,31 @@ void DaemonService::rescanProfiles() {
   }
 }
 
-void DaemonService::retryOpens() {
-  if (claim_ != nullptr && !claimLost_) {
+void DaemonService::tendMachineClaim() {
+  if (claim_ == nullptr) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (!claimLost_) {
     Status held = claim_->renewIfDue();
     if (held.code() == StatusCode::kAborted) {
       // Another daemon now answers to this machine's name: running on would run every seat
       // twice. Every seat here stops; the note and the log say why.
-      log::error("daemon: {}; stopping every seat", held.toString());
+      log::error("daemon: {}; stopping every seat until the name is free again", held.toString());
       claimLost_ = true;
+      nextRescan_ = now + kRescanInterval;  // the first retake waits one interval
       seats_.clear();
     }
+    return;
   }
+  if (now < nextRescan_) return;  // retakes run at the rescan's pace
+  if (Status retaken = claim_->retake(); !retaken.isOk()) return;
+  log::info("daemon: retook its claim on machine {}; reopening its seats", options_.machine);
+  claimLost_ = false;
+  seenRevision_.clear();  // the rescan below reopens every seat kept here
+  nextRescan_ = now;
+}
+
+void DaemonService::retryOpens() {
+  tendMachineClaim();
   healPoisonedSeats();
   rescanProfiles();
   if (seatCreds_ != nullptr) (void)seatCreds_->renewDue();
@@ -493,6 +522,54 @@ Result<std::string> DaemonService::moveSeat(const wire::Principal& id, const std
                          ": its daemon starts it fresh there once it trusts the profile "
                          "(`shoal seat trust` on " +
                          machine + "); the journal stays here";
+  }
+  json::object out = json::parse(snapshotJson(s)).as_object();
+  out["note"] = note;
+  return json::serialize(out);
+}
+
+Result<std::string> DaemonService::setChannels(const wire::Principal& id,
+                                               const std::vector<std::string>& add,
+                                               const std::vector<std::string>& remove) {
+  SHOAL_ASSIGN_OR_RETURN(ProfileSnapshot s, store_->get(id));
+  const std::string key = id.dotForm();
+  if (runsElsewhere(s.profile)) {
+    return failedPrecondition("seat-elsewhere", "seat " + key + " runs on machine " +
+                                                    s.profile.machine +
+                                                    ": change its channels with that machine's "
+                                                    "daemon");
+  }
+  SHOAL_RETURN_IF_ERROR(sealRefusal(s.seal, s.profile.name));
+  SeatProfile changed = s.profile;
+  std::erase_if(changed.channels, [&](const std::string& c) {
+    return std::find(remove.begin(), remove.end(), c) != remove.end();
+  });
+  for (const auto& c : add)
+    if (std::find(changed.channels.begin(), changed.channels.end(), c) == changed.channels.end())
+      changed.channels.push_back(c);
+  SHOAL_RETURN_IF_ERROR(validateSeatProfile(changed));
+  std::string note = "unchanged";
+  if (changed.channels != s.profile.channels) {
+    auto running = seats_.find(key);
+    if (running != seats_.end()) {
+      const SeatSnapshot now = running->second->snapshot();
+      if (now.state == "busy" || now.state == "compacting" || now.inflight > 0) {
+        return failedPrecondition(
+            "seat-busy",
+            fmt::format("seat {} is {} with {} delivery(ies) in flight; its channels "
+                        "change by reopening it, so retry once it is idle (`shoal ps`)",
+                        key, now.state, now.inflight));
+      }
+    }
+    SHOAL_ASSIGN_OR_RETURN(s, store_->update(changed, s.revision));
+    log::info("daemon: seat {} channels changed at revision {}", key, s.revision);
+    seenRevision_[key] = s.revision;
+    if (running != seats_.end()) {
+      seats_.erase(running);  // reopened under a credential for exactly these channels
+      note = "reopened with its channels (its runtime restarted): " + openSeat(s);
+    } else {
+      note = "its channels apply when it starts";
+    }
   }
   json::object out = json::parse(snapshotJson(s)).as_object();
   out["note"] = note;
@@ -684,6 +761,13 @@ Result<std::string> DaemonService::handle(const ControlRequest& request) {
     }
     return moveSeat(id, std::string(machine->as_string()));
   }
+  if (request.op == "seat.channels") {
+    SHOAL_RETURN_IF_ERROR(onlyKeys(args, {"id", "add", "remove"}, request.op));
+    SHOAL_ASSIGN_OR_RETURN(wire::Principal id, idArg(args));
+    SHOAL_ASSIGN_OR_RETURN(auto add, channelsArg(args, "add"));
+    SHOAL_ASSIGN_OR_RETURN(auto remove, channelsArg(args, "remove"));
+    return setChannels(id, add, remove);
+  }
   if (request.op == "seat.trust") {
     SHOAL_RETURN_IF_ERROR(onlyKeys(args, {"id"}, request.op));
     SHOAL_ASSIGN_OR_RETURN(wire::Principal id, idArg(args));
@@ -795,7 +879,8 @@ Result<std::string> DaemonService::handle(const ControlRequest& request) {
       "unknown-op",
       "the daemon has no op `" + request.op +
           "` (status, seat.add, seat.list, seat.show, seat.start, seat.sleep, "
-          "seat.stop, seat.rm, seat.move, seat.trust, seat.compact, seat.interrupt, seat.mcp)");
+          "seat.stop, seat.rm, seat.move, seat.channels, seat.trust, seat.compact, seat.interrupt, "
+          "seat.mcp)");
 }
 
 }  // namespace shoal::daemon

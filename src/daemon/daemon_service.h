@@ -128,6 +128,7 @@ class DaemonService {
   // the profiles again, so a seat added, moved or removed through another machine's daemon
   // is opened or closed here.
   void retryOpens();
+  void tendMachineClaim();  // renews, or after `machine-lost` retakes, the machine's name
   void rescanProfiles();
   // The governing profile of every seat, after tidyRecords.
   Result<std::vector<ProfileSnapshot>> tidiedProfiles();
@@ -138,6 +139,11 @@ class DaemonService {
   // Whether `profile` runs on another machine than this daemon's.
   bool runsElsewhere(const SeatProfile& profile) const;
   Result<std::string> moveSeat(const wire::Principal& id, const std::string& machine);
+  // `shoal seat channels`: the profile's channels with `add` joined and `remove` left. An open
+  // seat reopens with them (in auth mode its credential is minted for exactly these), so it is
+  // refused `seat-busy` while a turn runs or a delivery is in flight.
+  Result<std::string> setChannels(const wire::Principal& id, const std::vector<std::string>& add,
+                                  const std::vector<std::string>& remove);
   // Seats whose journal is poisoned are closed and opened again (backoff 0.5 s doubling to
   // 30 s) until the journal can be written: a healed disk heals the seat.
   void healPoisonedSeats();
@@ -162,7 +168,7 @@ class DaemonService {
   std::unique_ptr<SeatCredentials> seatCreds_;    // auth mode only
   std::unique_ptr<OwnCredential> ownCredential_;  // a joined machine only
   std::unique_ptr<MachineClaim> claim_;           // when options_.machine is set
-  bool claimLost_ = false;
+  bool claimLost_ = false;  // runs no seats until MachineClaim::retake succeeds
   std::optional<transport::JetStream> js_;
   std::optional<ProfileStore> store_;
   std::unique_ptr<ControlServer> server_;

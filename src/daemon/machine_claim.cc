@@ -92,8 +92,9 @@ MachineClaim::~MachineClaim() {
 
 Status MachineClaim::renewIfDue() {
   const auto now = std::chrono::steady_clock::now();
-  if (now - renewedAt_ < ttl_ / 3) return Status::ok();
-  auto renewed = kv_.update(machine_, value_, revision_);
+  if (revision_ == 0 || now - renewedAt_ < ttl_ / 3) return Status::ok();
+  // updateOwn: a renewal that timed out in a broker stall may have landed after all.
+  auto renewed = kv_.updateOwn(machine_, value_, revision_);
   if (!renewed.isOk()) {
     if (renewed.status().code() == StatusCode::kUnavailable ||
         renewed.status().code() == StatusCode::kDeadlineExceeded) {
@@ -112,6 +113,26 @@ Status MachineClaim::renewIfDue() {
   }
   revision_ = *renewed;
   renewedAt_ = now;
+  return Status::ok();
+}
+
+Status MachineClaim::retake() {
+  if (revision_ != 0) return Status::ok();
+  auto created = kv_.create(machine_, value_);
+  if (!created.isOk()) {
+    if (created.status().reason() != "key-exists") return created.status();
+    SHOAL_ASSIGN_OR_RETURN(transport::KvEntry held, kv_.get(machine_));
+    if (held.value != value_) {
+      const Claimant other = claimantOf(held.value);
+      return failedPrecondition("machine-in-use",
+                                "machine " + machine_ +
+                                    " is still claimed by another seat daemon (pid " +
+                                    std::to_string(other.pid) + " on host " + other.host + ")");
+    }
+    created = held.revision;  // this daemon's own write, landed late
+  }
+  revision_ = *created;
+  renewedAt_ = std::chrono::steady_clock::now();
   return Status::ok();
 }
 

@@ -10,7 +10,9 @@
 // one home. A daemon finding the name held by another holder refuses to start
 // (`machine-in-use`, naming the host and pid); one finding its own holder — itself restarted
 // after a crash — takes the claim over at once. A holder that died without releasing frees the
-// name within `ttl`.
+// name within `ttl`. A renewal that timed out in a broker stall can still land; the next one
+// adopts it (KeyValue::updateOwn) rather than taking its own write for a rival's. A daemon that
+// did lose its claim runs no seats and retakes the name once it is free.
 //
 // Thread safety: one thread at a time (the daemon's control thread).
 // Lifetime: must not outlive the JetStream; the destructor releases the claim.
@@ -41,6 +43,11 @@ class MachineClaim {
   // Renews the claim when a third of its lifetime has passed; a claim taken meanwhile by
   // another holder (this daemon was stalled longer than the ttl) is kAborted `machine-lost`.
   Status renewIfDue();
+  // After `machine-lost`: claims the name again if it is free (the other holder let it lapse)
+  // or holds this daemon's own value; kFailedPrecondition `machine-in-use` while another
+  // daemon holds it. OK at once while the claim is held.
+  Status retake();
+  bool held() const { return revision_ != 0; }
 
  private:
   MachineClaim(transport::KeyValue kv, std::string machine, std::string value,

@@ -65,6 +65,23 @@ ToolResult fail(const Status& status, std::string_view doing) {
                     {}};
 }
 
+// In auth mode a seat's credential reads only the channels its profile declares: an agent
+// cannot widen its own grants, so the refusal names what the person who runs it can do.
+ToolResult joinRefused(const Status& status, const SeatProfile& profile,
+                       const std::string& channel) {
+  std::string declared;
+  for (const auto& c : profile.channels)
+    declared += (declared.empty() ? "#" : ", #") + c;
+  return ToolResult{
+      fmt::format("shoal_join failed: {} ({}). This seat may read only the channels its profile "
+                  "declares ({}); ask the person who runs it to add #{} with `shoal seat channels "
+                  "\"{}\" --add {}` (the seat restarts with it).",
+                  status.message(), status.reason(), declared.empty() ? "none" : declared, channel,
+                  profile.name, channel),
+      true,
+      {}};
+}
+
 // A concrete channel name, or the tool error saying why not.
 std::optional<ToolResult> notAConcreteChannel(const std::string& channel) {
   Status valid = wire::validateConcreteChannel(channel);
@@ -398,6 +415,9 @@ std::vector<mcp::ToolSpec> seatTools(SeatToolContext context) {
       [ctx](const json::object& args) {
         if (auto bad = notAConcreteChannel(str(args, "channel"))) return *bad;
         auto joined = ctx->endpoint->join(str(args, "channel"));
+        if (!joined.isOk() && joined.status().reason() == "join-refused") {
+          return joinRefused(joined.status(), ctx->profile, str(args, "channel"));
+        }
         if (!joined.isOk()) return fail(joined.status(), "shoal_join");
         return ok(joined->alreadyJoined ? "already joined #" + joined->channel
                                         : "joined #" + joined->channel);

@@ -457,11 +457,13 @@ Result<JoinReport> Endpoint::join(std::string_view channel, const JoinOptions& o
     }
   }));
   (void)sub.setPendingLimits(kChannelPendingMessages, kChannelPendingBytes);
-  // A subscribe is only known to be accepted once a round trip passed without a refusal.
+  // A subscribe is only known to be accepted once a round trip passed without a refusal (its
+  // event may still be on the way: nats.c's recorded text is checked too).
   SHOAL_RETURN_IF_ERROR(conn_->flush(kJoinFlushTimeout).withContext("joining " + report.channel));
+  const bool refusedNow = conn_->lastViolationText().find('"' + filter + '"') != std::string::npos;
   {
     std::lock_guard lock(deniedMu_);
-    if (deniedSubjects_.count(filter) != 0) {
+    if (refusedNow || deniedSubjects_.count(filter) != 0) {
       return permissionDenied("join-refused",
                               fmt::format("the broker refused to subscribe to {}: this "
                                           "principal may not read channel '{}'",
@@ -580,6 +582,22 @@ Status Endpoint::leave(std::string_view channel) {
     durableGenerations_.erase(std::string(channel));
   }
   sub->unsubscribe();
+  return Status::ok();
+}
+
+Status Endpoint::endDurableMembership(std::string_view channel) {
+  SHOAL_ASSIGN_OR_RETURN(auto held,
+                         requestMemberships(*conn_, options_.space, options_.principal,
+                                            options_.lifecycleUid, options_.provisionTimeout));
+  for (const MembershipSummary& m : held) {
+    if (m.channel != channel) continue;
+    auto left =
+        requestDurableLeave(*conn_, options_.space, options_.principal, options_.lifecycleUid,
+                            channel, m.generation, options_.provisionTimeout);
+    if (!left.isOk()) {
+      return left.status().withContext("ending the durable membership of #" + std::string(channel));
+    }
+  }
   return Status::ok();
 }
 

@@ -233,6 +233,9 @@ class Endpoint {
   // kNotFound `not-joined` if not joined. Leaving the last channel is allowed. close() keeps
   // durable memberships: going offline is what the backstop is for.
   Status leave(std::string_view channel);
+  // Ends this lifecycle's durable membership of a channel it has not joined here (a seat whose
+  // profile no longer declares it), its generation looked up at the plane; none is ok.
+  Status endDurableMembership(std::string_view channel);
   std::vector<std::string> channels() const;
   // A read-only look at a channel's stored posts (never consumes, never surfaces).
   Result<HistoryPage> history(std::string_view channel, const HistoryOptions& options = {});

@@ -16,6 +16,7 @@
 #include "mesh/delivery_rail.h"
 #include "mesh/endpoint.h"
 #include "mesh/liveness_probe.h"
+#include "planes/shard_lease.h"
 #include "testing/eventually.h"
 #include "testing/managed_space.h"
 #include "transport/kv.h"
@@ -525,6 +526,36 @@ TEST_F(DeliveryPlaneTest, OneLeasePerSpaceAndTheProbeGradesIt) {
 
   startPlane();  // the lease is free again
   EXPECT_EQ(probe(), wire::Responder::kBound);
+}
+
+// The soak's broker stall: a renewal sent into a SIGSTOPped broker times out, then lands when
+// the broker resumes. The next renewal adopts that write (its row carries this incarnation)
+// instead of reporting `lease-lost` and stopping the plane as it did.
+TEST_F(DeliveryPlaneTest, ARenewalThatLandedAfterItsTimeoutKeepsTheLease) {
+  ASSERT_TRUE(plane_->stop().isOk());
+  plane_.reset();
+  transport::JetStreamOptions quick;
+  quick.defaultTimeout = std::chrono::milliseconds(300);
+  auto js = transport::JetStream::create(*managerConn_, quick);
+  ASSERT_TRUE(js.isOk()) << js.status().toString();
+  auto lease = ShardLease::acquire(*js, "main", "local.delivery-test");
+  ASSERT_TRUE(lease.isOk()) << lease.status().toString();
+  const uint64_t before = lease->revision();
+
+  ASSERT_TRUE(server_->stall().isOk());
+  Status stalled = lease->renew();
+  ASSERT_TRUE(server_->resume().isOk());
+  ASSERT_EQ(stalled.code(), StatusCode::kDeadlineExceeded) << stalled.toString();
+  auto rows = transport::KeyValue::openBucket(*js_, "cotal_delivery_main");
+  ASSERT_TRUE(rows.isOk());
+  ASSERT_TRUE(eventually([&] { return rows->get("lease.0")->revision > before; }))
+      << "the timed-out renewal never landed";
+
+  Status renewed = lease->renew();
+  ASSERT_TRUE(renewed.isOk()) << renewed.toString();
+  EXPECT_GT(lease->revision(), before);
+  EXPECT_TRUE(lease->release().isOk());
+  EXPECT_EQ(rows->get("lease.0").status().code(), StatusCode::kNotFound);
 }
 
 // The rail refuses what it must: wildcards, an ACL that does not cover the channel, a stale

@@ -83,7 +83,9 @@ Result<ShardLease> ShardLease::acquire(transport::JetStream& js, std::string_vie
 }
 
 Status ShardLease::update() {
-  auto updated = kv_.update(wire::kDeliveryLeaseKey, encodeLeaseRow(row_), revision_);
+  // updateOwn: a renewal that timed out in a broker stall may have landed after all; the row
+  // carries this plane's incarnation, so an equal row is its own.
+  auto updated = kv_.updateOwn(wire::kDeliveryLeaseKey, encodeLeaseRow(row_), revision_);
   if (!updated.isOk()) {
     if (updated.status().code() == StatusCode::kAborted ||
         updated.status().code() == StatusCode::kFailedPrecondition ||

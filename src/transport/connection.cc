@@ -372,6 +372,14 @@ Status Connection::lastAsyncError() const {
   return impl_->sink->lastAsyncError();
 }
 
+std::string Connection::lastViolationText() const {
+  const char* text = nullptr;
+  if (natsConnection_GetLastError(impl_->nc, &text) != NATS_NOT_PERMITTED || text == nullptr) {
+    return "";
+  }
+  return text;
+}
+
 Status Connection::flush(std::chrono::milliseconds timeout) {
   natsStatus s = natsConnection_FlushTimeout(impl_->nc, timeoutMs(timeout));
   if (s != NATS_OK) return natsError(s, "flush");

@@ -12,8 +12,11 @@
 // subscribe refused by the server's permissions is reported ONLY there (the call itself
 // returned OK). Each one becomes a `ConnectionEvent` with a Status — kPermissionDenied, reason
 // `permission-violation`, naming the subject when the server's text has it — handed to
-// `ConnectOptions::onEvent`, and is also counted and kept as `lastAsyncError()`. A subscribe is
-// only known to be accepted after `flush()` returned with no new permission event.
+// `ConnectOptions::onEvent`, and is also counted and kept as `lastAsyncError()`. Those events
+// run on nats.c's callback thread and may come after a `flush()` that followed the refused
+// operation has returned; nats.c records the refusal's text before it posts the event, so a
+// subscribe is known to be accepted once `flush()` returned and `lastViolationText()` does not
+// name its subject.
 // When several refusals arrive together, nats.c keeps only the latest error text, so each of
 // their events may name the latest refusal's subject: count refusals, or flush after each
 // operation, when the subject matters (planes/grants_test.cc does).
@@ -158,6 +161,10 @@ class Connection {
   ConnectionStats stats() const;
   // The most recent asynchronous error (OK if none yet).
   Status lastAsyncError() const;
+  // nats.c's text of the latest permission violation on this connection ("" if none), e.g.
+  // `Permissions Violation for Subscription to "a.b"`: current for everything sent before a
+  // flush() that returned, as nats.c records it on its reader thread.
+  std::string lastViolationText() const;
 
   // Round trip to the server: returns once it has processed everything sent before.
   Status flush(std::chrono::milliseconds timeout);

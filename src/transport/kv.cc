@@ -191,6 +191,18 @@ Result<uint64_t> KeyValue::update(std::string_view key, std::string_view value,
   return rev;
 }
 
+Result<uint64_t> KeyValue::updateOwn(std::string_view key, std::string_view value,
+                                     uint64_t expectedRevision) {
+  auto updated = update(key, value, expectedRevision);
+  if (updated.isOk() || updated.status().reason() != "wrong-last-sequence") return updated;
+  auto latest = get(key);
+  if (latest.isOk() && latest->operation == KvOperation::kPut && latest->value == value &&
+      latest->revision > expectedRevision) {
+    return latest->revision;
+  }
+  return updated;
+}
+
 Status KeyValue::remove(std::string_view key, std::optional<uint64_t> expectedRevision) {
   std::string k(key);
   if (!expectedRevision) {

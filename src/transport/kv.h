@@ -5,6 +5,7 @@
 //   put(k, v)                 unconditional write
 //   create(k, v)              only if k is absent (or deleted)   → kAlreadyExists `key-exists`
 //   update(k, v, rev)         only if k's latest revision is rev → kAborted `wrong-last-sequence`
+//   updateOwn(k, v, rev)      update, adopting its own write whose answer was lost (below)
 //   remove(k)                 delete marker (history kept until purge / max age)
 //   remove(k, rev)            CAS delete                         → kAborted `wrong-last-sequence`
 //   purge(k)                  removes k's history, leaves one purge marker
@@ -92,6 +93,14 @@ class KeyValue {
   Result<uint64_t> put(std::string_view key, std::string_view value);
   Result<uint64_t> create(std::string_view key, std::string_view value);
   Result<uint64_t> update(std::string_view key, std::string_view value, uint64_t expectedRevision);
+  // A renewal whose answer may have been lost: an update that timed out can still land (a
+  // stalled broker applies it after the client gave up), and the next renewal at the old
+  // revision then fails `wrong-last-sequence` against the writer's own value. On that refusal
+  // this reads the key: a latest value byte-equal to `value` is that landed write, and its
+  // revision is returned; anything else is the refusal. Only for values no other writer can
+  // produce (they carry an incarnation token), else a stranger's equal value would be adopted.
+  Result<uint64_t> updateOwn(std::string_view key, std::string_view value,
+                             uint64_t expectedRevision);
   Status remove(std::string_view key, std::optional<uint64_t> expectedRevision = std::nullopt);
   Status purge(std::string_view key);
   // Keys whose latest entry is a value (not a delete / purge marker). Empty bucket: empty.

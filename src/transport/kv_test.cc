@@ -2,6 +2,7 @@
 
 #include <thread>
 
+#include "testing/eventually.h"
 #include "testing/nats_fixture.h"
 
 #include <gtest/gtest.h>
@@ -86,6 +87,49 @@ TEST_F(KvTest, UpdateWithStaleRevisionIsAborted) {
   EXPECT_EQ(stale.status().code(), StatusCode::kAborted);
   EXPECT_EQ(stale.status().reason(), "wrong-last-sequence");
   EXPECT_EQ(kv_->get("profile")->value, "v2");
+}
+
+// A renewal that timed out while the broker was stalled still lands once it resumes; the next
+// renewal at the old revision is then refused against the writer's own value (the soak's
+// "claim lapsed and was taken" with no other claimant). updateOwn adopts that landed write and
+// still refuses a value another writer put.
+TEST_F(KvTest, UpdateOwnAdoptsItsOwnWriteWhoseAnswerWasLost) {
+  JetStreamOptions quick;
+  quick.defaultTimeout = milliseconds(300);
+  auto js = JetStream::create(*conn_, quick);
+  ASSERT_TRUE(js.isOk()) << js.status().toString();
+  auto kv = KeyValue::openBucket(*js, "cotal_channels_main");
+  ASSERT_TRUE(kv.isOk()) << kv.status().toString();
+  const std::string mine = R"({"holder":"h","instance":"7f3a"})";
+  auto r1 = kv->create("machine", mine);
+  ASSERT_TRUE(r1.isOk()) << r1.status().toString();
+
+  ASSERT_TRUE(server_->stall().isOk());
+  auto lost = kv->update("machine", mine, *r1);
+  ASSERT_TRUE(server_->resume().isOk());
+  ASSERT_FALSE(lost.isOk());
+  EXPECT_EQ(lost.status().code(), StatusCode::kDeadlineExceeded) << lost.status().toString();
+  uint64_t landed = 0;
+  ASSERT_TRUE(shoal::testing::eventually([&] {
+    auto e = kv_->get("machine");
+    landed = e.isOk() ? e->revision : 0;
+    return landed > *r1;
+  })) << "the timed-out update never landed";
+
+  auto plain = kv->update("machine", mine, *r1);
+  ASSERT_FALSE(plain.isOk());
+  EXPECT_EQ(plain.status().reason(), "wrong-last-sequence");
+  auto own = kv->updateOwn("machine", mine, *r1);
+  ASSERT_TRUE(own.isOk()) << own.status().toString();
+  EXPECT_EQ(*own, landed);
+  auto next = kv->updateOwn("machine", mine, *own);
+  ASSERT_TRUE(next.isOk()) << next.status().toString();
+  EXPECT_GT(*next, landed);
+
+  ASSERT_TRUE(kv_->put("machine", R"({"holder":"other","instance":"9c01"})").isOk());
+  auto taken = kv->updateOwn("machine", mine, *next);
+  ASSERT_FALSE(taken.isOk());
+  EXPECT_EQ(taken.status().reason(), "wrong-last-sequence");
 }
 
 // A CAS delete with a stale revision is refused; with the current one it deletes.

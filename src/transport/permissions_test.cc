@@ -1,3 +1,6 @@
+#include <future>
+#include <string>
+
 #include "testing/nats_fixture.h"
 #include "transport/connection.h"
 #include "transport/jetstream.h"
@@ -58,6 +61,31 @@ TEST_F(PermissionsTest, RefusedSubscribeArrivesAsPermissionDenied) {
       << event->status.toString();
   EXPECT_EQ(conn->stats().permissionViolations, 1u);
   EXPECT_EQ(conn->lastAsyncError().code(), StatusCode::kPermissionDenied);
+}
+
+// nats.c records a refusal's text on its reader thread before the handler runs, so once flush()
+// returned, lastViolationText() names the refused subject even while the handler is held up (a
+// channel join that looked only at the handler's events took a refused subscribe as accepted).
+TEST_F(PermissionsTest, AFlushedRefusalIsKnownBeforeItsEventIsHandled) {
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  auto options = optionsForServer();
+  options.user = "limited";
+  options.password = "limited-pw";
+  options.onEvent = [released](const ConnectionEvent&) { released.wait(); };
+  auto conn = connect(options);
+  ASSERT_NE(conn, nullptr);
+  auto allowed = conn->subscribe("allowed.x", [](Message) {});
+  ASSERT_TRUE(allowed.isOk());
+  ASSERT_TRUE(conn->flush(seconds(5)).isOk());
+  EXPECT_EQ(conn->lastViolationText(), "");
+  auto denied = conn->subscribe("denied.topic", [](Message) {});
+  ASSERT_TRUE(denied.isOk());
+  (void)conn->flush(seconds(5));
+  const std::string text = conn->lastViolationText();
+  release.set_value();
+  EXPECT_NE(text.find("\"denied.topic\""), std::string::npos) << text;
+  EXPECT_NE(text.find("Subscription"), std::string::npos) << text;
 }
 
 // A refused publish is reported the same way.

@@ -1,4 +1,5 @@
 // `shoal daemon run|status` and `shoal seat add|list|show|rm` through the real binary.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -104,6 +105,96 @@ TEST_F(CliDaemonTest, SeatRegistryThroughTheDaemon) {
   CliRun second = shoal({"daemon", "run"});
   EXPECT_EQ(second.code, 1);
   EXPECT_NE(second.err.find("a daemon already serves"), std::string::npos) << second.err;
+}
+
+// The durable members of `channel` as `shoal channels list` reports them.
+std::vector<std::string> membersOf(const CliRun& listed, const std::string& channel) {
+  std::vector<std::string> out;
+  boost::system::error_code ec;
+  json::value v = json::parse(listed.out, ec);
+  if (ec || !v.is_object()) return out;
+  const json::value* members = v.as_object().if_contains("members");
+  if (members == nullptr || !members->is_object()) return out;
+  const json::value* rows = members->as_object().if_contains(channel);
+  if (rows == nullptr) return out;
+  for (const auto& r : rows->as_array())
+    out.emplace_back(r.at("member").as_string());
+  return out;
+}
+
+// `shoal seat channels`: the person changes what a seat reads. In auth mode the seat's own
+// shoal_join of a channel its profile does not declare is refused by the broker, naming the
+// command; with the channel added the seat reopens and a post there reaches its runtime; removed,
+// its durable membership ends at the delivery plane.
+TEST_F(CliDaemonTest, SeatChannelsChangeWhatASeatReads) {
+  ASSERT_EQ(up().code, 0);
+  CliRun added =
+      shoal({"seat", "add", "Lookout", "--channel", "team", "--json", "--", "/bin/cat", "-u"});
+  ASSERT_EQ(added.code, 0) << added.err;
+  const std::string cwd(json::parse(added.out).at("profile").at("cwd").as_string());
+  const std::string me = owner() + ".lookout";
+
+  const std::string input =
+      R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",)"
+      R"("capabilities":{},"clientInfo":{"name":"cli-test","version":"1"}}})"
+      "\n"
+      R"({"jsonrpc":"2.0","method":"notifications/initialized"})"
+      "\n"
+      R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"shoal_join",)"
+      R"("arguments":{"channel":"ops"}}})"
+      "\n";
+  CliRun join = shoalWithInput({"mcp", "--seat", "Lookout"}, input);
+  ASSERT_EQ(join.code, 0) << join.out << join.err;
+  const size_t second = join.out.find('\n');
+  ASSERT_NE(second, std::string::npos) << join.out;
+  json::value called = json::parse(join.out.substr(second + 1));
+  const json::object& result = called.at("result").as_object();
+  const std::string text(result.at("content").at(0).at("text").as_string());
+  if (authMode()) {
+    EXPECT_TRUE(result.at("isError").as_bool()) << text;
+    EXPECT_NE(text.find("join-refused"), std::string::npos) << text;
+    EXPECT_NE(text.find("only the channels its profile declares (#team)"), std::string::npos)
+        << text;
+    EXPECT_NE(text.find("`shoal seat channels \"Lookout\" --add ops`"), std::string::npos) << text;
+  } else {
+    EXPECT_FALSE(result.contains("isError") && result.at("isError").as_bool()) << text;
+    EXPECT_NE(text.find("joined #ops"), std::string::npos) << text;
+  }
+
+  CliRun widened = shoal({"seat", "channels", "Lookout", "--add", "ops", "--json"});
+  ASSERT_EQ(widened.code, 0) << widened.out << widened.err;
+  json::object w = json::parse(widened.out).as_object();
+  EXPECT_EQ(w.at("profile").at("channels"), (json::array{"team", "ops"})) << widened.out;
+  EXPECT_NE(w.at("note").as_string().find("reopened"), std::string::npos) << widened.out;
+  ASSERT_EQ(shoal({"send", "msg", "ops", "hello", "ops"}).code, 0);
+  EXPECT_TRUE(testing::eventually([&] {
+    return FileSystem::posix()
+               .readFile(cwd + "/.shoal/runtime.log")
+               .valueOr("")
+               .find("hello ops") != std::string::npos;
+  })) << FileSystem::posix().readFile(cwd + "/.shoal/runtime.log").valueOr("");
+  std::vector<std::string> ops = membersOf(shoal({"channels", "list", "--json"}), "ops");
+  EXPECT_NE(std::find(ops.begin(), ops.end(), me), ops.end());
+
+  // Removed: the reopened seat ends its durable membership; `seat channels` shows the rest.
+  CliRun narrowed = shoal({"seat", "channels", me, "--remove", "ops", "--json"});
+  ASSERT_EQ(narrowed.code, 0) << narrowed.out << narrowed.err;
+  EXPECT_EQ(json::parse(narrowed.out).at("profile").at("channels"), (json::array{"team"}));
+  EXPECT_TRUE(testing::eventually([&] {
+    ops = membersOf(shoal({"channels", "list", "--json"}), "ops");
+    return std::find(ops.begin(), ops.end(), me) == ops.end();
+  }));
+  CliRun shown = shoal({"seat", "channels", "Lookout"});
+  EXPECT_EQ(shown.code, 0) << shown.err;
+  EXPECT_NE(shown.out.find("seat " + me + " joins #team"), std::string::npos) << shown.out;
+
+  // Refused, nothing changed: a wildcard, an unknown seat.
+  CliRun wildcard = shoal({"seat", "channels", "Lookout", "--add", "team.*"});
+  EXPECT_EQ(wildcard.code, 1);
+  EXPECT_NE(wildcard.err.find("concrete channel"), std::string::npos) << wildcard.err;
+  CliRun unknown = shoal({"seat", "channels", "Nobody", "--add", "ops"});
+  EXPECT_EQ(unknown.code, 1);
+  EXPECT_NE(unknown.err.find("unknown-seat"), std::string::npos) << unknown.err;
 }
 
 // `shoal up` runs the daemon: a Claude seat (the fake CLI) surfaces a DM, sleeps, cold-starts on

@@ -161,6 +161,8 @@ TEST_F(CliJsonTest, EveryCommandSpeaksTheContractInSuccessAndFailure) {
   both("seat stop", {"seat", "stop", "json-seat"}, {"seat", "stop", "nobody"}, 1);
   both("seat events", {"seat", "events", "echo"}, {"seat", "events", "--limit", "x", "echo"}, 2);
   both("seat trust", {"seat", "trust", "echo"}, {"seat", "trust", "nobody"}, 1);
+  both("seat channels", {"seat", "channels", "json-seat", "--add", "ops"},
+       {"seat", "channels", "json-seat", "--add", "team.*"}, 1);
   both("seat move", {"seat", "move", "json-seat", "--to", "elsewhere"},
        {"seat", "move", "nobody", "--to", "elsewhere"}, 1);
   both("seat rm", {"seat", "rm", "json-seat"}, {"seat", "rm", "nobody"}, 1);

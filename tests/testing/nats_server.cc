@@ -1,5 +1,11 @@
 #include "testing/nats_server.h"
 
+#include <csignal>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include <signal.h>
 #include <stdlib.h>
 
 namespace shoal::testing {
@@ -20,6 +26,35 @@ Result<std::unique_ptr<TestNatsServer>> TestNatsServer::start(TestNatsServerOpti
   if (!started.isOk()) return started.status().withContext("starting the test nats-server");
   return std::unique_ptr<TestNatsServer>(
       new TestNatsServer(std::move(dir), std::move(started).value()));
+}
+
+namespace {
+
+// The state letter of /proc/<pid>/stat (after the parenthesised command name).
+char processState(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  std::getline(in, line);
+  const auto close = line.rfind(')');
+  return close == std::string::npos || close + 2 >= line.size() ? '?' : line[close + 2];
+}
+
+}  // namespace
+
+Status TestNatsServer::stall() {
+  if (::kill(pid(), SIGSTOP) != 0)
+    return internalError("stall-failed", "SIGSTOP of nats-server failed");
+  for (int i = 0; i < 2000; ++i) {
+    if (processState(pid()) == 'T') return Status::ok();
+    std::this_thread::sleep_for(std::chrono::microseconds(500));
+  }
+  return internalError("stall-failed", "nats-server did not stop within 1 s of SIGSTOP");
+}
+
+Status TestNatsServer::resume() {
+  if (::kill(pid(), SIGCONT) != 0)
+    return internalError("resume-failed", "SIGCONT of nats-server failed");
+  return Status::ok();
 }
 
 TestNatsServer::~TestNatsServer() {

@@ -5,7 +5,8 @@
 // waiting; no sleeps, no fixed ports). kill9() crashes it; restart() brings it back on the
 // same port and store, so JetStream data survives. The destructor stops the server and removes
 // the temporary directory (kept if the environment variable SHOAL_KEEP_TEST_DIRS is set, for
-// post-mortems; the server log is <dir>/store/nats-server.log).
+// post-mortems; the server log is <dir>/store/nats-server.log). stall()/resume() freeze it
+// in place (SIGSTOP/SIGCONT), the soak's broker stall.
 //
 // A missing nats-server is a failed start naming scripts/bootstrap — tests fail, never skip.
 //
@@ -50,6 +51,12 @@ class TestNatsServer {
   Status stop() { return broker_->stop(); }
   Status kill9() { return broker_->kill9(); }
   Status restart() { return broker_->restart(); }
+  // SIGSTOPs the server and returns once the kernel reports it stopped (a signal is only
+  // queued when kill() returns: on another core the server could still answer meanwhile);
+  // resume() SIGCONTs it. A stalled broker keeps its sockets, so what clients send meanwhile
+  // is read when it resumes.
+  Status stall();
+  Status resume();
 
  private:
   TestNatsServer(TempDir dir, std::unique_ptr<transport::LocalBroker> broker)

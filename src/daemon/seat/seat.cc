@@ -202,6 +202,7 @@ void Seat::Impl::rejoinChannels() {
   }
   const std::string who = profile_.principal.dotForm();
   std::set<std::string> now = joinSeatChannels(*endpoint_, profile_.channels, held, who);
+  now.merge(endDroppedMemberships(*endpoint_, profile_.channels, held, who));
   if (now == held) return;
   auto saved = journal_->setSection(journal::SetSection{std::string(kDurableChannelsSection),
                                                         durableChannelsJson(now), std::nullopt});
