@@ -481,17 +481,21 @@ void DaemonService::retryOpens() {
   }
 }
 
+Status DaemonService::changeableHere(const ProfileSnapshot& s, std::string_view remedy) const {
+  if (runsElsewhere(s.profile)) {
+    return failedPrecondition("seat-elsewhere", "seat " + s.profile.principal.dotForm() +
+                                                    " runs on machine " + s.profile.machine + ": " +
+                                                    std::string(remedy));
+  }
+  return sealRefusal(s.seal, s.profile.name);
+}
+
 Result<std::string> DaemonService::moveSeat(const wire::Principal& id, const std::string& machine) {
   SHOAL_RETURN_IF_ERROR(mesh::validateMachineName(machine));
   SHOAL_ASSIGN_OR_RETURN(ProfileSnapshot s, store_->get(id));
   const std::string key = id.dotForm();
-  if (runsElsewhere(s.profile)) {
-    return failedPrecondition("seat-elsewhere", "seat " + key + " runs on machine " +
-                                                    s.profile.machine +
-                                                    ": move it with that machine's daemon, "
-                                                    "where its journal is");
-  }
-  SHOAL_RETURN_IF_ERROR(sealRefusal(s.seal, s.profile.name));
+  SHOAL_RETURN_IF_ERROR(
+      changeableHere(s, "move it with that machine's daemon, where its journal is"));
   if (auto it = seats_.find(key); it != seats_.end()) {
     const SeatSnapshot snap = it->second->snapshot();
     const size_t live = snap.queued + snap.inflight + snap.inboxLeases;
@@ -533,13 +537,7 @@ Result<std::string> DaemonService::setChannels(const wire::Principal& id,
                                                const std::vector<std::string>& remove) {
   SHOAL_ASSIGN_OR_RETURN(ProfileSnapshot s, store_->get(id));
   const std::string key = id.dotForm();
-  if (runsElsewhere(s.profile)) {
-    return failedPrecondition("seat-elsewhere", "seat " + key + " runs on machine " +
-                                                    s.profile.machine +
-                                                    ": change its channels with that machine's "
-                                                    "daemon");
-  }
-  SHOAL_RETURN_IF_ERROR(sealRefusal(s.seal, s.profile.name));
+  SHOAL_RETURN_IF_ERROR(changeableHere(s, "change its channels with that machine's daemon"));
   SeatProfile changed = s.profile;
   std::erase_if(changed.channels, [&](const std::string& c) {
     return std::find(remove.begin(), remove.end(), c) != remove.end();

@@ -138,6 +138,9 @@ class DaemonService {
   bool tidyRecords(const std::vector<ProfileSnapshot>& records);
   // Whether `profile` runs on another machine than this daemon's.
   bool runsElsewhere(const SeatProfile& profile) const;
+  // OK when this daemon may change the seat: it runs here and its profile is sealed here;
+  // else `seat-elsewhere` (ending with `remedy`) or the seal's refusal.
+  Status changeableHere(const ProfileSnapshot& s, std::string_view remedy) const;
   Result<std::string> moveSeat(const wire::Principal& id, const std::string& machine);
   // `shoal seat channels`: the profile's channels with `add` joined and `remove` left. An open
   // seat reopens with them (in auth mode its credential is minted for exactly these), so it is
