@@ -83,7 +83,7 @@ SOAK_SECONDS ?= 3600
 soak: build-run
 	@tests/soak/run.sh $(SOAK_SECONDS)
 
-# SHOAL_BENCH_QUICK=1 shrinks dm_bench, roster_bench, seat_bench and channel_bench to CI size
+# SHOAL_BENCH_QUICK=1 shrinks dm_bench, roster_bench, seat_bench, channel_bench and burst_bench to CI size
 # (bench/README.md).
 bench: build
 	@build/bench/wire_bench
@@ -92,6 +92,7 @@ bench: build
 	@build/bench/roster_bench
 	@build/bench/seat_bench
 	@build/bench/channel_bench
+	@build/bench/burst_bench
 
 asan: bootstrap
 	@cmake --preset asan >/dev/null && cmake --build --preset asan && ctest --preset asan

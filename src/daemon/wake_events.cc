@@ -137,7 +137,55 @@ void WakeEvents::restoreOwed(std::vector<Receipt> owed) {
   outbox_.restore(std::move(owed));
 }
 
-Status WakeEvents::publishReceipt(const Receipt& r) {
+std::vector<Status> WakeEvents::sendAll(const std::vector<Receipt>& receipts) {
+  std::vector<Status> out(receipts.size());
+  std::vector<transport::OutgoingMessage> messages;
+  std::vector<size_t> at;  // messages[k] is receipts[at[k]]
+  std::vector<ReceiptOutbox::Ticket> tickets;
+  for (size_t i = 0; i < receipts.size(); ++i) {
+    auto m = receiptMessage(receipts[i]);
+    if (!m.isOk()) {
+      out[i] = m.status();  // a malformed sender: skipped, as send() does
+      continue;
+    }
+    messages.push_back(std::move(m).value());
+    at.push_back(i);
+  }
+  if (messages.size() <= 1) {
+    for (size_t i : at)
+      out[i] = send(receipts[i]);
+    return out;
+  }
+  {
+    MutexLock lock(mu_);
+    for (size_t i : at)
+      tickets.push_back(outbox_.begin(receipts[i]));
+  }
+  std::vector<Result<transport::PubAck>> acks;
+  {
+    MutexLock lock(pipelineMu_);
+    if (!pipeline_) {
+      auto made = transport::PublishPipeline::create(js_.connection());
+      if (made.isOk()) pipeline_ = std::move(made).value();
+    }
+    if (pipeline_) acks = pipeline_->publishAll(messages);
+  }
+  for (size_t k = 0; k < messages.size(); ++k) {
+    // Without a pipeline (its context could not be made), one at a time.
+    Status sent = k < acks.size() ? acks[k].status() : publishReceipt(receipts[at[k]]);
+    if (k < acks.size() && !sent.isOk()) noteUnsent(receipts[at[k]], sent);
+    MutexLock lock(mu_);
+    if (sent.isOk()) {
+      outbox_.stored(tickets[k]);
+    } else {
+      outbox_.unsent(tickets[k], Clock::real().wallMs());
+    }
+    out[at[k]] = std::move(sent);
+  }
+  return out;
+}
+
+Result<transport::OutgoingMessage> WakeEvents::receiptMessage(const Receipt& r) const {
   SHOAL_ASSIGN_OR_RETURN(wire::Principal from, wire::parsePrincipal(r.sender));
   SHOAL_ASSIGN_OR_RETURN(std::string subject, wire::rcptSubject(space_, from, seat_.principal));
   json::object body{{"id", r.id}, {"recipient", seat_.principal.dotForm()}};
@@ -148,19 +196,28 @@ Status WakeEvents::publishReceipt(const Receipt& r) {
     body["failedAt"] = r.atMs;
     body["reason"] = r.detail;
   }
-  transport::PublishOptions po;
+  transport::OutgoingMessage m;
+  m.subject = std::move(subject);
+  m.data = json::serialize(body);
   // One id per outcome: a repeat of the same receipt is dropped by the duplicate window, a
   // different outcome (a failed upgraded to surfaced, seed 004 §3.3) never is.
-  po.msgId = fmt::format("rcpt-{}-{}-{}", r.outcome, seat_.principal.dotForm(), r.id);
-  Status sent = js_.publish(subject, json::serialize(body), po).status();
-  if (!sent.isOk()) {
-    if (auto held = unsent_.admit(sent.reason())) {
-      log::warn("seat {}: the {} receipt of {} to {} was not stored (owed, retried): {}{}",
-                seat_.principal.dotForm(), r.outcome, r.id, r.sender, sent.toString(),
-                log::heldBackSuffix(*held));
-    }
-  }
+  m.options.msgId = fmt::format("rcpt-{}-{}-{}", r.outcome, seat_.principal.dotForm(), r.id);
+  return m;
+}
+
+Status WakeEvents::publishReceipt(const Receipt& r) {
+  SHOAL_ASSIGN_OR_RETURN(transport::OutgoingMessage m, receiptMessage(r));
+  Status sent = js_.publish(m.subject, m.data, m.options).status();
+  if (!sent.isOk()) noteUnsent(r, sent);
   return sent;
+}
+
+void WakeEvents::noteUnsent(const Receipt& r, const Status& why) {
+  if (auto held = unsent_.admit(why.reason())) {
+    log::warn("seat {}: the {} receipt of {} to {} was not stored (owed, retried): {}{}",
+              seat_.principal.dotForm(), r.outcome, r.id, r.sender, why.toString(),
+              log::heldBackSuffix(*held));
+  }
 }
 
 }  // namespace shoal::daemon

@@ -38,6 +38,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -51,6 +52,7 @@
 #include "daemon/reply_ledger.h"
 #include "daemon/seat_profile.h"
 #include "transport/jetstream.h"
+#include "transport/publish_pipeline.h"
 
 namespace shoal::daemon {
 
@@ -79,6 +81,9 @@ class WakeEvents {
                   std::string_view evidence = "");
   Status failed(const std::string& messageId, const std::string& sender, const std::string& reason,
                 int64_t atMs);
+  // Many receipts at once (a settled block), pipelined: at most 256 unacknowledged in flight,
+  // each stored or owed as if sent alone. One status per receipt, in order.
+  std::vector<Status> sendAll(const std::vector<Receipt>& receipts);
 
   // Publishes the owed receipts due at `nowMs`; returns how many the broker stored.
   size_t retryOwed(int64_t nowMs);
@@ -95,11 +100,15 @@ class WakeEvents {
  private:
   Status send(Receipt r);
   Status publishReceipt(const Receipt& r);
+  Result<transport::OutgoingMessage> receiptMessage(const Receipt& r) const;
+  void noteUnsent(const Receipt& r, const Status& why);
 
   transport::JetStream& js_;
   const std::string space_;
   const SeatProfile seat_;
   log::LogThrottle unsent_{Clock::real(), std::chrono::seconds(10)};
+  Mutex pipelineMu_;  // made on the first sendAll() of more than one receipt
+  std::unique_ptr<transport::PublishPipeline> pipeline_ SHOAL_GUARDED_BY(pipelineMu_);
   mutable Mutex mu_;
   ReceiptOutbox outbox_ SHOAL_GUARDED_BY(mu_);
   uint64_t droppedLogged_ SHOAL_GUARDED_BY(mu_) = 0;

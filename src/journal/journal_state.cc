@@ -110,6 +110,7 @@ void JournalState::insert(Entry entry) {
   if (isLive(r.state)) {
     liveOrder_.emplace(r.seq, r.id);
     stats_.liveRecords++;
+    (r.state == OwnerState::kQueued ? stats_.queued : stats_.inflight)++;
     stats_.liveBytes += size;
   } else {
     tombOrder_.emplace(r.terminalSeq, r.id);
@@ -128,6 +129,7 @@ void JournalState::erase(const std::string& id) {
   if (isLive(r.state)) {
     liveOrder_.erase(r.seq);
     stats_.liveRecords--;
+    (r.state == OwnerState::kQueued ? stats_.queued : stats_.inflight)--;
     stats_.liveBytes -= size;
   } else {
     tombOrder_.erase(r.terminalSeq);
@@ -613,6 +615,16 @@ RestartView JournalState::view() const {
   return v;
 }
 
+std::vector<OwnershipRecord> JournalState::live(
+    const std::function<bool(const OwnershipRecord&)>& keep) const {
+  std::vector<OwnershipRecord> out;
+  for (const auto& [seq, id] : liveOrder_) {
+    const OwnershipRecord& r = records_.at(id).record;
+    if (!keep || keep(r)) out.push_back(r);
+  }
+  return out;
+}
+
 Snapshot JournalState::snapshot() const {
   Snapshot s;
   s.header = header_;
@@ -711,6 +723,7 @@ Status JournalState::checkInvariants() const {
     }
     if (isLive(r.state)) {
       recount.liveRecords++;
+      (r.state == OwnerState::kQueued ? recount.queued : recount.inflight)++;
       recount.liveBytes += e.bytes->size();
       auto it = liveOrder_.find(r.seq);
       if (it == liveOrder_.end() || it->second != id) {
@@ -730,7 +743,8 @@ Status JournalState::checkInvariants() const {
   }
   if (recount.liveRecords != liveOrder_.size() || recount.tombstones != tombOrder_.size() ||
       recount.liveRecords != stats_.liveRecords || recount.liveBytes != stats_.liveBytes ||
-      recount.tombstones != stats_.tombstones || recount.tombstoneBytes != stats_.tombstoneBytes) {
+      recount.tombstones != stats_.tombstones || recount.tombstoneBytes != stats_.tombstoneBytes ||
+      recount.queued != stats_.queued || recount.inflight != stats_.inflight) {
     return internalError("journal-invariant", "stats drifted from the records");
   }
   return Status::ok();

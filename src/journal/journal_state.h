@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -44,7 +45,9 @@ struct RestartView {
 };
 
 struct JournalStats {
-  size_t liveRecords = 0;
+  size_t liveRecords = 0;  // queued + inflight
+  size_t queued = 0;
+  size_t inflight = 0;
   size_t liveBytes = 0;
   size_t tombstones = 0;
   size_t tombstoneBytes = 0;
@@ -86,6 +89,10 @@ class JournalState {
   // The record (live or tombstone) whose runtime identity carries `receipt`, if any.
   const OwnershipRecord* findByReceipt(std::string_view receipt) const;
   RestartView view() const;
+  // The live records `keep` accepts (all when it is empty), oldest admission first: what a
+  // caller that needs some live owners copies instead of the whole view.
+  std::vector<OwnershipRecord> live(
+      const std::function<bool(const OwnershipRecord&)>& keep = {}) const;
   JournalStats stats() const { return stats_; }
   const FileHeader& header() const { return header_; }
   const ResumeSafety& resumeSafety() const { return resume_; }

@@ -218,6 +218,25 @@ RestartView OwnershipJournal::view() const {
   return state_.view();
 }
 
+std::vector<OwnershipRecord> OwnershipJournal::live(
+    const std::function<bool(const OwnershipRecord&)>& keep) const {
+  MutexLock l(mu_);
+  return state_.live(keep);
+}
+
+std::optional<Section> OwnershipJournal::section(std::string_view name) const {
+  MutexLock l(mu_);
+  const SectionMap& sections = state_.sections();
+  auto it = sections.find(std::string(name));
+  if (it == sections.end()) return std::nullopt;
+  return it->second;
+}
+
+ResumeSafety OwnershipJournal::resumeSafety() const {
+  MutexLock l(mu_);
+  return state_.resumeSafety();
+}
+
 JournalStats OwnershipJournal::stats() const {
   MutexLock l(mu_);
   return state_.stats();

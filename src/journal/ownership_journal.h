@@ -97,6 +97,12 @@ class OwnershipJournal {
   std::optional<OwnershipRecord> find(std::string_view id) const SHOAL_EXCLUDES(mu_);
   std::optional<OwnershipRecord> findByReceipt(std::string_view receipt) const SHOAL_EXCLUDES(mu_);
   RestartView view() const SHOAL_EXCLUDES(mu_);
+  // Parts of the view, without copying the rest: the live records `keep` accepts (it runs
+  // under the journal's lock: keep it a pure test of the record), one section, resume safety.
+  std::vector<OwnershipRecord> live(
+      const std::function<bool(const OwnershipRecord&)>& keep = {}) const SHOAL_EXCLUDES(mu_);
+  std::optional<Section> section(std::string_view name) const SHOAL_EXCLUDES(mu_);
+  ResumeSafety resumeSafety() const SHOAL_EXCLUDES(mu_);
   JournalStats stats() const SHOAL_EXCLUDES(mu_);
   CommitStats commitStats() const SHOAL_EXCLUDES(mu_);
 

@@ -14,6 +14,16 @@ DurablePump::DurablePump(transport::PullConsumer consumer, Admit admit, ProblemH
   thread_ = std::thread([this] { run(); });
 }
 
+DurablePump::DurablePump(transport::PullConsumer consumer, AdmitBatch admitBatch,
+                         ProblemHandler onProblem, DurablePumpOptions options)
+    : consumer_(std::move(consumer)),
+      durable_(consumer_.durable()),
+      admitBatch_(std::move(admitBatch)),
+      onProblem_(std::move(onProblem)),
+      options_(options) {
+  thread_ = std::thread([this] { run(); });
+}
+
 DurablePump::~DurablePump() {
   stop();
 }
@@ -41,6 +51,11 @@ void DurablePump::run() {
     }
     if (troubled && onProblem_) onProblem_(Status::ok());
     troubled = false;
+    if (admitBatch_ && !stopping_.load()) {
+      fetched_.fetch_add(batch->size());
+      admitBatch_(*batch);
+      continue;
+    }
     for (auto& message : *batch) {
       fetched_.fetch_add(1);
       if (stopping_.load()) {

@@ -2,7 +2,8 @@
 // role's svc durable) and hands each message to its owner, who acks, naks or terms it.
 //
 // The loop: fetch up to `batch` messages, waiting at most `wait`; hand each to `admit` in
-// stream order; repeat until stop(). A failed fetch is reported on `onProblem` once when the
+// stream order (or the whole batch to `admitBatch`, for an owner that makes a batch durable in
+// one write); repeat until stop(). A failed fetch is reported on `onProblem` once when the
 // problem starts (and once with OK when fetching works again), then retried after `retryDelay`
 // — a broker restart or a deleted durable never ends the pump silently and never spins.
 // Messages of a batch still unhanded when stop() is called are nak'ed (redelivered at once to
@@ -18,6 +19,7 @@
 #include <functional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "base/status.h"
 #include "transport/pull_consumer.h"
@@ -33,9 +35,12 @@ struct DurablePumpOptions {
 class DurablePump {
  public:
   using Admit = std::function<void(transport::JsMessage&)>;
+  using AdmitBatch = std::function<void(std::vector<transport::JsMessage>&)>;
   using ProblemHandler = std::function<void(const Status&)>;
 
   DurablePump(transport::PullConsumer consumer, Admit admit, ProblemHandler onProblem,
+              DurablePumpOptions options = {});
+  DurablePump(transport::PullConsumer consumer, AdmitBatch admitBatch, ProblemHandler onProblem,
               DurablePumpOptions options = {});
   ~DurablePump();
   DurablePump(const DurablePump&) = delete;
@@ -51,7 +56,8 @@ class DurablePump {
 
   transport::PullConsumer consumer_;
   const std::string durable_;
-  Admit admit_;
+  Admit admit_;  // one of these two is set
+  AdmitBatch admitBatch_;
   ProblemHandler onProblem_;
   const DurablePumpOptions options_;
   std::atomic<bool> stopping_{false};

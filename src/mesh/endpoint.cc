@@ -207,12 +207,18 @@ Status Endpoint::start() {
     if (!s.isOk()) warn(s);
   };
   auto admitOne = [this](transport::JsMessage& m) { admitDurable(m); };
-  if (dm)
-    pumps_.push_back(std::make_unique<DurablePump>(std::move(*dm), admitOne, problem, pumpOptions));
-  for (auto& role : roles) {
-    pumps_.push_back(
-        std::make_unique<DurablePump>(std::move(role), admitOne, problem, pumpOptions));
-  }
+  auto admitBatch = [this](std::vector<transport::JsMessage>& ms) { admitDurableBatch(ms); };
+  auto pump = [&](transport::PullConsumer consumer) {
+    if (options_.onDeliveries) {
+      return std::make_unique<DurablePump>(std::move(consumer), DurablePump::AdmitBatch(admitBatch),
+                                           problem, pumpOptions);
+    }
+    return std::make_unique<DurablePump>(std::move(consumer), DurablePump::Admit(admitOne), problem,
+                                         pumpOptions);
+  };
+  if (dm) pumps_.push_back(pump(std::move(*dm)));
+  for (auto& role : roles)
+    pumps_.push_back(pump(std::move(role)));
   if (dlv) {
     pumps_.push_back(std::make_unique<DurablePump>(
         std::move(*dlv), [this](transport::JsMessage& m) { admitFrame(m); }, problem, pumpOptions));
@@ -300,28 +306,41 @@ Endpoint::Admission Endpoint::admit(Path path, std::string_view subject, std::st
 Endpoint::Admission Endpoint::admitRead(Path path, Result<wire::InboundDelivery> inbound,
                                         std::string_view subject, uint64_t streamSeq,
                                         uint64_t numDelivered) {
-  using Outcome = Admission::Outcome;
   std::lock_guard lock(admitMu_);
+  auto prepared = prepare(path, std::move(inbound), subject, streamSeq, numDelivered);
+  if (auto* decided = std::get_if<Admission>(&prepared)) return *decided;
+  const Delivery& delivery = std::get<Delivery>(prepared);
+  return conclude(delivery, options_.onDelivery(delivery));
+}
+
+std::variant<Endpoint::Admission, Delivery> Endpoint::prepare(Path path,
+                                                              Result<wire::InboundDelivery> inbound,
+                                                              std::string_view subject,
+                                                              uint64_t streamSeq,
+                                                              uint64_t numDelivered) {
+  using Outcome = Admission::Outcome;
   if (!inbound.isOk()) {
     ++counters_.anomalies;
-    return {Outcome::kAnomaly, inbound.status()};
+    return Admission{Outcome::kAnomaly, inbound.status()};
   }
   if (inbound->kind == wire::DeliveryKind::kDm &&
       (!inbound->subject.recipient || !(*inbound->subject.recipient == options_.principal))) {
     ++counters_.anomalies;
-    return {Outcome::kAnomaly,
-            invalidArgument("not-addressed-here",
-                            "a DM for " + inbound->subject.rest + " reached " + selfId_)};
+    return Admission{Outcome::kAnomaly,
+                     invalidArgument("not-addressed-here",
+                                     "a DM for " + inbound->subject.rest + " reached " + selfId_)};
   }
   if (inbound->message.from.id == selfId_) {
     ++counters_.ownEchoes;
-    return {Outcome::kOwnEcho, {}};
+    return Admission{Outcome::kOwnEcho, {}};
   }
   if (seen_.contains(inbound->message.id)) {
     ++counters_.duplicates;
-    return {Outcome::kDuplicate, {}};
+    return Admission{Outcome::kDuplicate, {}};
   }
-  if (!options_.onDelivery) return {Outcome::kDuplicate, {}};  // an observer surfaces nothing
+  if (!options_.onDelivery) {
+    return Admission{Outcome::kDuplicate, {}};  // an observer surfaces nothing
+  }
   Delivery delivery;
   delivery.kind = inbound->kind;
   delivery.message = std::move(inbound->message);
@@ -330,7 +349,11 @@ Endpoint::Admission Endpoint::admitRead(Path path, Result<wire::InboundDelivery>
   delivery.durable = path == Path::kDurable;
   delivery.streamSeq = streamSeq;
   delivery.numDelivered = numDelivered;
-  HandlerVerdict verdict = options_.onDelivery(delivery);
+  return delivery;
+}
+
+Endpoint::Admission Endpoint::conclude(const Delivery& delivery, HandlerVerdict verdict) {
+  using Outcome = Admission::Outcome;
   switch (verdict) {
     case HandlerVerdict::kAccepted:
       if (!delivery.historical || !options_.historyYieldsToLaterCopies)
@@ -351,6 +374,54 @@ void Endpoint::admitDurable(transport::JsMessage& message) {
   Admission a =
       admit(Path::kDurable, message.subject(), message.data(), meta.streamSeq, meta.numDelivered);
   settle(message, a);
+  reportRefused(message, a);
+}
+
+void Endpoint::admitDurableBatch(std::vector<transport::JsMessage>& messages) {
+  std::vector<Admission> admissions(messages.size());
+  {
+    std::lock_guard lock(admitMu_);
+    std::vector<Delivery> handed;
+    std::vector<size_t> at;  // handed[i] is messages[at[i]]
+    std::set<std::string> ids;
+    auto flush = [&] {
+      if (handed.empty()) return;
+      std::vector<HandlerVerdict> verdicts = options_.onDeliveries(handed);
+      for (size_t i = 0; i < handed.size(); ++i) {
+        // A handler that answers short leaves the rest for the broker to redeliver.
+        admissions[at[i]] = i < verdicts.size() ? conclude(handed[i], verdicts[i])
+                                                : Admission{Admission::Outcome::kRetry, {}};
+      }
+      handed.clear();
+      at.clear();
+      ids.clear();
+    };
+    for (size_t i = 0; i < messages.size(); ++i) {
+      const auto& meta = messages[i].metadata();
+      auto read = wire::readDelivery(messages[i].subject(), messages[i].data());
+      // A second copy of one id in the batch waits for the first's verdict (then it is a
+      // duplicate, or the handler sees it again).
+      if (read.isOk() && ids.contains(read->message.id)) flush();
+      auto prepared = prepare(Path::kDurable, std::move(read), messages[i].subject(),
+                              meta.streamSeq, meta.numDelivered);
+      if (auto* decided = std::get_if<Admission>(&prepared)) {
+        admissions[i] = *decided;
+        continue;
+      }
+      ids.insert(std::get<Delivery>(prepared).message.id);
+      handed.push_back(std::get<Delivery>(std::move(prepared)));
+      at.push_back(i);
+    }
+    flush();
+  }
+  for (size_t i = 0; i < messages.size(); ++i) {
+    settle(messages[i], admissions[i]);
+    reportRefused(messages[i], admissions[i]);
+  }
+}
+
+void Endpoint::reportRefused(transport::JsMessage& message, const Admission& a) {
+  const auto& meta = message.metadata();
   if (a.outcome == Admission::Outcome::kAnomaly && options_.onRefused) {
     // Terminated for good: whoever can be named hears why (the seat sends a failed receipt).
     RefusedDelivery refused;

@@ -52,6 +52,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "base/clock.h"
@@ -93,6 +94,8 @@ enum class HandlerVerdict {
 };
 
 using DeliveryHandler = std::function<HandlerVerdict(const Delivery&)>;
+// A fetched batch of durable DM / task copies, in stream order; one verdict per delivery.
+using BatchHandler = std::function<std::vector<HandlerVerdict>(const std::vector<Delivery>&)>;
 
 // A durable DM the endpoint terminated because it can never be admitted (it fails the wire
 // parser: a malformed envelope, an id a journal cannot hold, a message over the size bound).
@@ -138,7 +141,11 @@ struct EndpointOptions {
   // historical with the copy that proves it was sent while it was away). The handler then
   // dedups by id itself.
   bool historyYieldsToLaterCopies = false;
-  DeliveryHandler onDelivery;                             // required to receive
+  DeliveryHandler onDelivery;  // required to receive
+  // Optional: the DM and task pumps hand each fetched batch (what passed the endpoint's own
+  // checks) to this in one call — for a handler that makes a batch durable in one write. Every
+  // other copy still goes to onDelivery.
+  BatchHandler onDeliveries;
   std::function<void(const Status&)> onWarning;           // recoverable problems, in words
   std::function<void(const RefusedDelivery&)> onRefused;  // optional: DMs terminated unadmittable
   std::function<void(const RosterEvent&, const std::optional<RosterRow>&)> onRoster;
@@ -277,7 +284,15 @@ class Endpoint {
                   uint64_t numDelivered);
   Admission admitRead(Path path, Result<wire::InboundDelivery> inbound, std::string_view subject,
                       uint64_t streamSeq, uint64_t numDelivered);
+  // The checks before a handler (an Admission when they decide it) and the verdict's effect.
+  std::variant<Admission, Delivery> prepare(Path path, Result<wire::InboundDelivery> inbound,
+                                            std::string_view subject, uint64_t streamSeq,
+                                            uint64_t numDelivered);
+  Admission conclude(const Delivery& delivery, HandlerVerdict verdict);
   void admitDurable(transport::JsMessage& message);
+  void admitDurableBatch(std::vector<transport::JsMessage>& messages);
+  // A DM terminated as unadmittable: whoever can be named hears why (onRefused).
+  void reportRefused(transport::JsMessage& message, const Admission& a);
   // A delivery-plane copy from the DLV durable: frame checks, then the one admission path.
   void admitFrame(transport::JsMessage& message);
   void settle(transport::JsMessage& message, const Admission& a);

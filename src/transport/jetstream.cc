@@ -259,8 +259,7 @@ Result<JetStream> JetStream::create(Connection& connection, const JetStreamOptio
   return JetStream(std::move(impl));
 }
 
-Result<PubAck> JetStream::publish(std::string_view subject, std::string_view data,
-                                  const PublishOptions& options) {
+Headers detail::publishHeaders(const PublishOptions& options) {
   Headers headers = options.headers;
   // Expectations go in as headers: unlike jsPubOptions they can say "0" (empty / no message).
   if (!options.msgId.empty()) headers.emplace_back("Nats-Msg-Id", options.msgId);
@@ -277,7 +276,13 @@ Result<PubAck> JetStream::publish(std::string_view subject, std::string_view dat
   if (!options.expectedLastMsgId.empty()) {
     headers.emplace_back("Nats-Expected-Last-Msg-Id", options.expectedLastMsgId);
   }
-  SHOAL_ASSIGN_OR_RETURN(auto msg, detail::makeMsg(subject, "", data, headers));
+  return headers;
+}
+
+Result<PubAck> JetStream::publish(std::string_view subject, std::string_view data,
+                                  const PublishOptions& options) {
+  SHOAL_ASSIGN_OR_RETURN(auto msg,
+                         detail::makeMsg(subject, "", data, detail::publishHeaders(options)));
   jsPubOptions po;
   jsPubOptions_Init(&po);
   if (options.timeout.count() > 0) po.MaxWait = timeoutMs(options.timeout);

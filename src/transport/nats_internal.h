@@ -51,6 +51,10 @@ Message toMessage(natsMsg* msg);
 Result<MsgPtr> makeMsg(std::string_view subject, std::string_view reply, std::string_view data,
                        const Headers& headers);
 
+// The headers a publish with `options` carries: its own, then the msgId and expectations
+// (jetstream.cc).
+Headers publishHeaders(const PublishOptions& options);
+
 // Shoal's view of a nats.c consumer info (jetstream.cc).
 ConsumerInfo toConsumerInfo(const jsConsumerInfo* ci);
 

@@ -37,7 +37,103 @@ bool Seat::Impl::isFresh(const mesh::Delivery& d) {
 
 mesh::HandlerVerdict Seat::Impl::admit(const mesh::Delivery& d) {
   // Every delivery counts toward the backlog mark, in arrival order (backlog_mark.h).
-  const bool fresh = isFresh(d);
+  return admitOne(d, isFresh(d));
+}
+
+std::vector<mesh::HandlerVerdict> Seat::Impl::admitBatch(const std::vector<mesh::Delivery>& ds) {
+  std::vector<mesh::HandlerVerdict> verdicts(ds.size(), mesh::HandlerVerdict::kRetryLater);
+  std::vector<std::pair<size_t, bool>> run;  // (index, fresh): admitted in one transaction
+  for (size_t i = 0; i < ds.size(); ++i) {
+    const bool fresh = isFresh(ds[i]);  // in arrival order, once each
+    if (batchable(ds[i], run.size())) {
+      run.emplace_back(i, fresh);
+      continue;
+    }
+    admitTogether(ds, run, verdicts);
+    run.clear();
+    verdicts[i] = admitOne(ds[i], fresh);
+  }
+  admitTogether(ds, run, verdicts);
+  return verdicts;
+}
+
+bool Seat::Impl::batchable(const mesh::Delivery& d, size_t ahead) {
+  // Only the plain case — a directed copy with room for it in the local inbox — to which no rule
+  // of admitOne() applies beyond the Admit itself. Anything else goes one at a time.
+  if (d.kind == wire::DeliveryKind::kChannel || d.historical) return false;
+  {
+    MutexLock lock(admitMu_);
+    if (inboxRefusals_.count(ownershipId(d)) > 0) return false;
+    if (d.kind == wire::DeliveryKind::kDm && admittedDms_.contains(d.streamSeq)) return false;
+  }
+  return journal_->stats().queued + ahead < std::max<size_t>(options_.inboxCapacity, 1);
+}
+
+void Seat::Impl::admitTogether(const std::vector<mesh::Delivery>& ds,
+                               const std::vector<std::pair<size_t, bool>>& run,
+                               std::vector<mesh::HandlerVerdict>& verdicts) {
+  if (run.size() == 1) verdicts[run[0].first] = admitOne(ds[run[0].first], run[0].second);
+  if (run.size() <= 1) return;
+  journal::Transaction txn;
+  std::vector<uint64_t> dmSeqs;
+  for (const auto& [i, fresh] : run) {
+    const mesh::Delivery& d = ds[i];
+    journal::Admit op;
+    op.id = ownershipId(d);
+    op.target = d.message.from.id;
+    op.wake = std::string(wire::deliveryKindName(d.kind));
+    op.body = encodeStoredDelivery(d);
+    txn.add(std::move(op));
+    if (d.durable && d.kind == wire::DeliveryKind::kDm && d.streamSeq > 0)
+      dmSeqs.push_back(d.streamSeq);
+  }
+  if (!dmSeqs.empty()) {
+    MutexLock lock(admitMu_);
+    AdmittedSeqs next = admittedDms_;
+    for (uint64_t seq : dmSeqs)
+      next.insert(seq);
+    txn.add(journal::SetSection{std::string(kDmAdmittedSection), next.toJson(), std::nullopt});
+  }
+  auto committed = journal_->commit(std::move(txn));
+  if (!committed.isOk()) {
+    // One at a time, each meets its own refusal (a race, an oversized body, a full disk).
+    for (const auto& [i, fresh] : run)
+      verdicts[i] = admitOne(ds[i], fresh);
+    return;
+  }
+  {
+    MutexLock lock(admitMu_);
+    for (uint64_t seq : dmSeqs)
+      admittedDms_.insert(seq);
+  }
+  for (size_t k = 0; k < run.size(); ++k) {
+    const auto& [i, fresh] = run[k];
+    tookOwnership(ownershipId(ds[i]), committed->results[k], fresh, false);
+    verdicts[i] = mesh::HandlerVerdict::kAccepted;
+  }
+}
+
+void Seat::Impl::tookOwnership(const std::string& id, const journal::OperationResult& admitted,
+                               bool fresh, bool promoted) {
+  // Capacity admission may have ended the oldest live owners (seed 004 §3.3): their senders
+  // hear it like any other failure.
+  for (const auto& r : admitted.reclaimed) {
+    count(&SeatCounters::failed);
+    log::warn("seat {}: the journal is full; {} was ended to admit {}",
+              profile_.principal.dotForm(), r.id, id);
+    (void)wake_->failed(r.id, r.target, "ownership_backlog_reclaimed: the seat's backlog was full",
+                        wallMs());
+  }
+  if (admitted.disposition != journal::AdmitDisposition::kAdmitted) return;
+  if (!promoted) count(&SeatCounters::admitted);  // a promotion is the same message
+  GateEvent e;
+  e.kind = GateEvent::Kind::kAdmitted;
+  e.id = id;
+  e.fresh = fresh;
+  post(std::move(e));
+}
+
+mesh::HandlerVerdict Seat::Impl::admitOne(const mesh::Delivery& d, bool fresh) {
   journal::Admit op;
   op.id = ownershipId(d);
   op.target = d.message.from.id;
@@ -86,6 +182,7 @@ mesh::HandlerVerdict Seat::Impl::admit(const mesh::Delivery& d) {
     }
   }
   const InboxClass inboxClass = inboxClassOf(op.wake);
+  const TimePoint roomDeadline = Clock_::now() + kRoomWait;
   for (int attempt = 1;; ++attempt) {
     // A post the rejoin's replay took in as historical (pull-only) before its own copy came: it
     // was made while the seat was away, not before it joined, so the copy replaces it.
@@ -94,6 +191,7 @@ mesh::HandlerVerdict Seat::Impl::admit(const mesh::Delivery& d) {
     // the same transaction that admits this one, or turns this one away.
     std::vector<journal::OwnershipRecord> victims;
     const InboxVerdict verdict = makeRoom(id, inboxClass, victims);
+    if (verdict == InboxVerdict::kRefuseArrival && waitForRoom(roomDeadline)) continue;
     if (verdict != InboxVerdict::kAdmit) return turnAway(d, id, verdict, fresh);
     const std::string evictedReason = fmt::format(
         "{}: the seat's local inbox was full ({} queued); a newer message took its place",
@@ -128,24 +226,7 @@ mesh::HandlerVerdict Seat::Impl::admit(const mesh::Delivery& d) {
       inboxRefusals_.forget(id);
     }
     if (!victims.empty()) evicted(victims, id, evictedReason);
-    const journal::OperationResult& admitted = committed->results[admitAt];
-    // Capacity admission may have ended the oldest live owners (seed 004 §3.3): their senders
-    // hear it like any other failure.
-    for (const auto& r : admitted.reclaimed) {
-      count(&SeatCounters::failed);
-      log::warn("seat {}: the journal is full; {} was ended to admit {}",
-                profile_.principal.dotForm(), r.id, id);
-      (void)wake_->failed(r.id, r.target,
-                          "ownership_backlog_reclaimed: the seat's backlog was full", wallMs());
-    }
-    if (admitted.disposition == journal::AdmitDisposition::kAdmitted) {
-      if (!promoted) count(&SeatCounters::admitted);  // a promotion is the same message
-      GateEvent e;
-      e.kind = GateEvent::Kind::kAdmitted;
-      e.id = id;
-      e.fresh = fresh;
-      post(std::move(e));
-    }
+    tookOwnership(id, committed->results[admitAt], fresh, promoted.has_value());
     return mesh::HandlerVerdict::kAccepted;
   }
 }
@@ -204,18 +285,40 @@ void Seat::Impl::refusedByParser(const mesh::RefusedDelivery& r) {
                       fmt::format("{}: {}", r.why.reason(), r.why.message()), wallMs());
 }
 
+bool Seat::Impl::waitForRoom(TimePoint deadline) {
+  if (roomStalled_.load()) return false;
+  const size_t capacity = std::max<size_t>(options_.inboxCapacity, 1);
+  MutexLock lock(roomMu_);
+  // Slices: a close is noticed, and a notification that raced the check costs one slice.
+  while (journal_->stats().queued >= capacity) {
+    const TimePoint now = Clock_::now();
+    if (closing_.load()) return false;
+    if (now >= deadline) {
+      roomStalled_.store(true);
+      return false;
+    }
+    (void)roomCv_.waitUntil(roomMu_, std::min(deadline, now + milliseconds(20)));
+  }
+  return true;
+}
+
+void Seat::Impl::roomMade() {
+  roomStalled_.store(false);
+  MutexLock lock(roomMu_);
+  roomCv_.notifyAll();
+}
+
 InboxVerdict Seat::Impl::makeRoom(const std::string& id, InboxClass c,
                                   std::vector<journal::OwnershipRecord>& victims) {
   const size_t capacity = std::max<size_t>(options_.inboxCapacity, 1);
-  // Fewer live records than the capacity leave room whatever their states, without copying the
-  // journal; an id it knows already is deduplicated by the Admit.
-  if (journal_->stats().liveRecords < capacity || journal_->find(id)) return InboxVerdict::kAdmit;
-  std::vector<journal::OwnershipRecord> live = journal_->view().live;
+  // Fewer queued records than the capacity leave room, without copying the journal; an id it
+  // knows already is deduplicated by the Admit.
+  if (journal_->stats().queued < capacity || journal_->find(id)) return InboxVerdict::kAdmit;
+  std::vector<journal::OwnershipRecord> live =
+      journal_->live([](const auto& r) { return r.state == journal::OwnerState::kQueued; });
   std::vector<InboxEntry> queued;
-  for (const auto& r : live) {
-    if (r.state == journal::OwnerState::kQueued)
-      queued.push_back(InboxEntry{r.id, inboxClassOf(r.wake), r.seq});
-  }
+  for (const auto& r : live)
+    queued.push_back(InboxEntry{r.id, inboxClassOf(r.wake), r.seq});
   InboxChoice choice = chooseInboxVictims(queued, c, capacity);
   for (const auto& victim : choice.evict) {
     auto it = std::find_if(live.begin(), live.end(),

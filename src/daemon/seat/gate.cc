@@ -359,6 +359,7 @@ void Seat::Impl::onDriver(const DriverEvent& e) {
             acknowledged(*it, e.ackedId);
           }
           if (it->owners.empty()) unread_.erase(it);
+          dispatch();  // what the window held back may go out now
           return;
         }
       }
@@ -455,7 +456,7 @@ Status Seat::Impl::launch(const std::string& why) {
   {
     // The unsafe baseline of this launch, durable before any Process exists (seed 004 §1.1):
     // a newer epoch than every earlier launch's, so no late write of theirs can mark it safe.
-    launchEpoch_ = journal_->view().resumeSafety.launchEpoch + 1;
+    launchEpoch_ = journal_->resumeSafety().launchEpoch + 1;
     auto baseline = journal_->setResumeSafety(journal::SetResumeSafety{{false, launchEpoch_, 0}});
     if (!baseline.isOk()) {
       const std::string detail =
@@ -544,8 +545,15 @@ Status Seat::Impl::launch(const std::string& why) {
 
 void Seat::Impl::dispatch() {
   while (driver_ != nullptr && accepting_ && !compacting_ && (!handoff_ || canSteer()) &&
-         dispatchOne()) {
+         unreadOwners() < kMaxUnreadOwners && dispatchOne()) {
   }
+}
+
+size_t Seat::Impl::unreadOwners() const {
+  size_t n = 0;
+  for (const auto& h : unread_)
+    n += h.owners.size();
+  return n;
 }
 
 // Busy-turn continuation (seed 004 §3): with a driver that steers, directed arrivals go into the
@@ -567,17 +575,17 @@ bool Seat::Impl::dispatchOne() {
   // Attention: ambient posts go out in `open`, ride along with directed ones in `dnd`, and
   // wait for an inbox page in `focus`; directed deliveries always go out.
   const wire::Attention attention = attention_.load();
-  std::vector<journal::OwnershipRecord> queued;
-  bool directed = false;
-  for (auto& record : journal_->view().live) {
-    if (record.state != journal::OwnerState::kQueued) continue;
-    if (record.wake == kPullOnlyWake) continue;  // only an inbox page takes it
-    const bool ambient = record.wake == kAmbientWake;
-    if (steering && ambient) continue;  // only directed input goes into a running turn
-    if (ambient && attention == wire::Attention::kFocus) continue;
-    directed = directed || !ambient;
-    queued.push_back(std::move(record));
-  }
+  std::vector<journal::OwnershipRecord> queued =
+      journal_->live([&](const journal::OwnershipRecord& record) {
+        if (record.state != journal::OwnerState::kQueued) return false;
+        if (record.wake == kPullOnlyWake) return false;  // only an inbox page takes it
+        const bool ambient = record.wake == kAmbientWake;
+        if (steering && ambient) return false;  // only directed input goes into a running turn
+        return !(ambient && attention == wire::Attention::kFocus);
+      });
+  const bool directed =
+      std::any_of(queued.begin(), queued.end(),
+                  [](const journal::OwnershipRecord& r) { return r.wake != kAmbientWake; });
   if (!directed && attention == wire::Attention::kDnd) queued.clear();  // no turn for ambient
   if (queued.empty()) {
     foreground_.clear();
@@ -667,6 +675,7 @@ bool Seat::Impl::dispatchOne() {
     dispatchRetryAt_ = Clock_::now() + kDispatchRetry;
     return false;
   }
+  roomMade();  // they left the queue
   std::vector<Handed> owners;
   for (size_t i = 0; i < rendered.size(); ++i) {
     const auto& r = begun->results[i].record;
@@ -825,7 +834,8 @@ void Seat::Impl::unexpectedExit(const DriverEvent& e) {
   drainLeases();
   if (driver_->reconciles()) {
     // Written, unacknowledged handoffs wait for the next generation to read the thread.
-    for (const auto& record : journal_->view().live) {
+    for (const auto& record :
+         journal_->live([](const auto& r) { return journal::isInflight(r.state); })) {
       // Dispatching or written: either way only the thread can say whether it was read.
       if (!journal::isInflight(record.state) || leases_.holds(record.id)) continue;
       const auto slash = record.runtime.receipt.rfind('/');

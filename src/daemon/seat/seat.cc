@@ -171,6 +171,7 @@ Status Seat::Impl::open() {
   eo.lifecycleUid = profile_.lifecycleUid;
   eo.connectionName = "shoal seat " + profile_.principal.dotForm();
   eo.onDelivery = [this](const mesh::Delivery& d) { return admit(d); };
+  eo.onDeliveries = [this](const std::vector<mesh::Delivery>& ds) { return admitBatch(ds); };
   eo.onWarning = [this](const Status& s) {
     if (auto held = refusalLog_.admit(s.reason())) {
       log::warn("seat {}: {}{}", profile_.principal.dotForm(), s.toString(),
@@ -235,12 +236,7 @@ Status Seat::Impl::startMcp() {
   tools.endpoint = endpoint_.get();
   tools.profile = profile_;
   tools.space = options_.space;
-  tools.queued = [this] {
-    size_t n = 0;
-    for (const auto& r : journal_->view().live)
-      n += r.state == journal::OwnerState::kQueued ? 1 : 0;
-    return n;
-  };
+  tools.queued = [this] { return journal_->stats().queued; };
   tools.inbox = [this](size_t limit) { return inboxPage(limit); };
   tools.replyFrontier = [this](const std::string& key) { return replyFrontier(key); };
   tools.replied = [this](const std::string& key, uint64_t seen, const std::string& replyId) {
@@ -393,12 +389,10 @@ SeatSnapshot Seat::Impl::snapshot() const {
     out.channelModes = channelModes_;
   }
   if (journal_) {
-    const auto view = journal_->view();
-    for (const auto& r : view.live) {
-      if (r.state == journal::OwnerState::kQueued) ++out.queued;
-      if (journal::isInflight(r.state)) ++out.inflight;
-    }
-    out.resumeSafe = view.resumeSafety.safe;
+    const journal::JournalStats stats = journal_->stats();
+    out.queued = stats.queued;
+    out.inflight = stats.inflight;
+    out.resumeSafe = journal_->resumeSafety().safe;
     if (Status poison = journal_->poisonStatus(); !poison.isOk()) {
       out.journalPoisoned = poison.toString();
       out.journalPoisonedSinceMs = poisonedSince();

@@ -71,6 +71,16 @@ constexpr std::string_view kPullOnlyWake = "channel-pull";
 constexpr int kInboxAttempts = 3;
 // Steered handoffs one turn takes at most; later arrivals wait for the turn's end.
 constexpr size_t kMaxSteersPerTurn = 8;
+// Owners handed to a runtime that proves reading (exec) and not proven read yet: no new block
+// goes out beyond this many, so the gate settles what was read before it hands out more (a
+// burst otherwise piles inflight owners up to the journal's cap, whose reclaim would fail
+// messages the runtime had read).
+constexpr size_t kMaxUnreadOwners = 128;
+// A directed arrival that finds the local inbox full of directed messages waits this long for
+// room on its pump thread (the broker keeps the rest of the burst) before it is left
+// unacknowledged for the broker to redeliver. After one such wait times out, arrivals do not
+// wait again until room is made (a runtime that stopped reading costs one wait, not one each).
+constexpr milliseconds kRoomWait{2000};
 // Reconciliation reads (seed 004 §3.2): six attempts, backoff from 100 ms doubling to 5 s.
 constexpr int kReconcileAttempts = 6;
 // A delivery handed to the runtime this many times, each time given back unread (the runtime
@@ -205,6 +215,7 @@ using seat_parts::kInboxWait;
 using seat_parts::kLeaseDrain;
 using seat_parts::kMaxHandoffs;
 using seat_parts::kMaxSteersPerTurn;
+using seat_parts::kMaxUnreadOwners;
 using seat_parts::kMentionWake;
 using seat_parts::kProcessSection;
 using seat_parts::kPullOnlyWake;
@@ -216,6 +227,7 @@ using seat_parts::kRecentResults;
 using seat_parts::kReconcileAttempts;
 using seat_parts::kReconcileMaxBackoff;
 using seat_parts::kRefusalLogInterval;
+using seat_parts::kRoomWait;
 using seat_parts::kSessionSection;
 using seat_parts::kWorkEventEvery;
 using seat_parts::milliseconds;
@@ -262,8 +274,23 @@ class Seat::Impl {
   // --- any thread ---
   void post(GateEvent event);
   mesh::HandlerVerdict admit(const mesh::Delivery& delivery);
+  mesh::HandlerVerdict admitOne(const mesh::Delivery& delivery, bool fresh);
+  // A fetched batch: runs of plain directed copies are admitted in one transaction each (one
+  // fsync chain), everything else through admitOne, all in arrival order.
+  std::vector<mesh::HandlerVerdict> admitBatch(const std::vector<mesh::Delivery>& deliveries);
+  bool batchable(const mesh::Delivery& delivery, size_t ahead);
+  void admitTogether(const std::vector<mesh::Delivery>& deliveries,
+                     const std::vector<std::pair<size_t, bool>>& run,
+                     std::vector<mesh::HandlerVerdict>& verdicts);
+  // After an Admit committed: reclaimed owners' receipts, the counter, the gate's event.
+  void tookOwnership(const std::string& id, const journal::OperationResult& admitted, bool fresh,
+                     bool promoted);
   // The local inbox's verdict for a new id of class `c` (local_inbox.h); `victims` are the
   // queued records to end in the admitting transaction.
+  // Waits (on a pump thread) until the local inbox has room or `deadline` passes; false when
+  // it did not get room. roomMade() (the gate, after owners left the queue) wakes it.
+  bool waitForRoom(TimePoint deadline);
+  void roomMade();
   InboxVerdict makeRoom(const std::string& id, InboxClass c,
                         std::vector<journal::OwnershipRecord>& victims);
   // The token of a queued historical record of `id` that this live or durable copy of the same
@@ -361,6 +388,7 @@ class Seat::Impl {
   // `attempt`: a claim that lost a race with the local inbox's evictions chooses again.
   void claimInbox(InboxRequest& request, int attempt = 1);
   bool canSteer() const;
+  size_t unreadOwners() const;  // handed to a read-proving runtime, not proven read yet
   // Reconciliation: asks the runtime to read its thread; its answer settles the owners.
   void startReconcile();
   void reconciled(const DriverEvent& e);
@@ -407,6 +435,11 @@ class Seat::Impl {
   // Turn-aways by the full local inbox per id (memory only): the bound on a durable channel
   // copy, and what tells a refused DM's later redeliveries from possible repeats.
   EvictionCounts inboxRefusals_ SHOAL_GUARDED_BY(admitMu_);
+  // Room in the local inbox: admission waits on roomCv_, the gate notifies it (waitForRoom).
+  Mutex roomMu_;
+  CondVar roomCv_;
+  std::atomic<bool> roomStalled_{false};  // a wait timed out; none until room is made
+  std::atomic<bool> closing_{false};      // the endpoint is closing: no admission waits
   std::thread gate_;
 
   mutable Mutex mu_;

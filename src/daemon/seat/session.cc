@@ -26,9 +26,8 @@ std::string Seat::Impl::sessionFingerprint() const {
 }
 
 void Seat::Impl::markResumeSafe() {
-  auto view = journal_->view();
-  if (!view.live.empty()) return;  // a queued or inflight owner: it stays unsafe
-  const journal::ResumeSafety& now = view.resumeSafety;
+  if (journal_->stats().liveRecords > 0) return;  // a queued or inflight owner: it stays unsafe
+  const journal::ResumeSafety now = journal_->resumeSafety();
   if (now.launchEpoch != launchEpoch_ || now.safe) return;
   auto marked =
       journal_->setResumeSafety(journal::SetResumeSafety{{true, launchEpoch_, now.version + 1}});
@@ -39,7 +38,7 @@ void Seat::Impl::markResumeSafe() {
 }
 
 void Seat::Impl::markResumeUnsafe() {
-  const journal::ResumeSafety now = journal_->view().resumeSafety;
+  const journal::ResumeSafety now = journal_->resumeSafety();
   if (now.launchEpoch != launchEpoch_ || !now.safe) return;
   auto marked =
       journal_->setResumeSafety(journal::SetResumeSafety{{false, launchEpoch_, now.version + 1}});
@@ -224,6 +223,7 @@ void Seat::Impl::finishRetire() {
   accepting_ = false;
   if (retiring_ == Retiring::kStop) {
     if (mcp_) mcp_->stop();                   // no tool call runs on the endpoint after this
+    closing_.store(true);                     // an admission waiting for room gives up
     if (endpoint_) (void)endpoint_->close();  // presence offline, no admission after this
     stopped_ = true;
   } else {

@@ -101,9 +101,8 @@ void Seat::Impl::retryReceipts(bool force) {
 void Seat::Impl::replayReceipts() {
   int64_t through = wallMs() - kReceiptReplayWindow.count();
   std::set<std::string> owedIds;
-  const auto& sections = journal_->view().sections;
-  if (auto it = sections.find(kReceiptsSection); it != sections.end()) {
-    if (auto owed = parseOwedReceipts(it->second.valueJson); owed.isOk()) {
+  if (auto section = journal_->section(kReceiptsSection)) {
+    if (auto owed = parseOwedReceipts(section->valueJson); owed.isOk()) {
       through = owed->throughMs;
       for (const auto& r : owed->owed)
         owedIds.insert(r.outcome + "/" + r.id);
@@ -149,7 +148,8 @@ void Seat::Impl::failUnread(const std::string& how) {
 
 void Seat::Impl::failInflight(const std::string& reason) {
   std::vector<Handed> inflight;
-  for (const auto& record : journal_->view().live) {
+  for (const auto& record :
+       journal_->live([](const auto& r) { return journal::isInflight(r.state); })) {
     // An inbox receipt is not the runtime's: its lease decides (a write still in flight may
     // prove it surfaced; else it fails at the lease's end). A handoff being reconciled waits
     // for the runtime's answer.
@@ -179,9 +179,14 @@ void Seat::Impl::settleSurfaced(std::vector<Handed> owners, const std::string& h
   count(&SeatCounters::surfaced, owners.size());
   const std::string evidence = evidenceKind(how);
   if (auto byEvidence = surfacedCounter(evidence)) count(byEvidence, owners.size());
+  std::vector<Receipt> receipts;
+  for (const auto& o : owners)
+    receipts.push_back(Receipt{"surfaced", o.id, o.sender, now, evidence});
+  for (const Status& sent : wake_->sendAll(receipts)) {
+    if (sent.isOk()) count(&SeatCounters::receipts);
+  }
   std::vector<WakeResult> earlyReplies;
   for (const auto& o : owners) {
-    if (wake_->surfaced(o.id, o.sender, now, evidence).isOk()) count(&SeatCounters::receipts);
     if (o.replyKey.empty()) continue;
     // Answered already (the reply beat this acknowledgement): its result is out at once.
     if (auto early = ledger_.add(ReplyRow{o.id, o.replyTarget, o.replyKey, o.replySeq, wakeToken}))
@@ -211,8 +216,11 @@ void Seat::Impl::settleFailed(std::vector<Handed> owners, const std::string& rea
   }
   const int64_t now = wallMs();
   count(&SeatCounters::failed, owners.size());
-  for (const auto& o : owners) {
-    if (wake_->failed(o.id, o.sender, reason, now).isOk()) count(&SeatCounters::receipts);
+  std::vector<Receipt> receipts;
+  for (const auto& o : owners)
+    receipts.push_back(Receipt{"failed", o.id, o.sender, now, reason});
+  for (const Status& sent : wake_->sendAll(receipts)) {
+    if (sent.isOk()) count(&SeatCounters::receipts);
   }
 }
 
@@ -248,10 +256,8 @@ void Seat::Impl::claimInbox(InboxRequest& request, int attempt) {
         "shoal_inbox: the seat's runtime is stopping or not running; nothing was taken");
     return;
   }
-  std::vector<journal::OwnershipRecord> queued;
-  for (auto& record : journal_->view().live) {
-    if (record.state == journal::OwnerState::kQueued) queued.push_back(std::move(record));
-  }
+  std::vector<journal::OwnershipRecord> queued =
+      journal_->live([](const auto& r) { return r.state == journal::OwnerState::kQueued; });
   std::sort(queued.begin(), queued.end(),
             [](const auto& a, const auto& b) { return a.seq < b.seq; });
   const size_t waiting = queued.size();
@@ -331,6 +337,7 @@ void Seat::Impl::claimInbox(InboxRequest& request, int attempt) {
                                "); your messages stay queued");
     return;
   }
+  roomMade();  // they left the queue
   for (size_t i = 0; i < claims.size(); ++i) {
     if (const auto& r = committed->results[i].record) claims[i].token = r->token;
     if (!claims[i].replyKey.empty()) claims[i].replySeq = ledger_.reserve(claims[i].replyKey);
