@@ -11,6 +11,7 @@
 #include "base/file_system.h"
 #include "cli/command.h"
 #include "cli/mesh_target.h"
+#include "cli/message_text.h"
 #include "cli/output.h"
 #include "mesh/roster_read.h"
 #include "transport/connection.h"
@@ -35,9 +36,9 @@ std::string describeRow(const mesh::RosterRow& row, bool viewCurrent, int64_t no
     state += fmt::format(" ({}{})", wire::conditionCodeName(p.condition->code),
                          since.empty() ? "" : " for " + since);
   }
-  std::string line = fmt::format("{:<20} {:<36} {}", p.card.name, row.id, state);
+  std::string line = fmt::format("{:<20} {:<36} {}", printablePeerText(p.card.name), row.id, state);
   if (p.activity) {
-    line += " · " + *p.activity;
+    line += " · " + printablePeerText(*p.activity);
     std::string set = formatAge(p.activitySince, nowMs);
     if (!set.empty()) line += " (set " + set + " ago)";
   }

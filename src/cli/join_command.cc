@@ -292,11 +292,12 @@ bool runLine(mesh::Endpoint& me, Console& console, const std::string& line,
     if (!roster.view.fresh) console.note(std::string(roster.view.condition.message()));
     for (const auto& row : roster.rows) {
       const std::string status(wire::presenceStatusName(row.presence.status));
-      console.say(fmt::format("  {} ({}) {}", row.presence.card.name, row.id, status),
-                  {{"event", "peer"},
-                   {"id", row.id},
-                   {"name", row.presence.card.name},
-                   {"status", status}});
+      console.say(
+          fmt::format("  {} ({}) {}", printablePeerText(row.presence.card.name), row.id, status),
+          {{"event", "peer"},
+           {"id", row.id},
+           {"name", row.presence.card.name},
+           {"status", status}});
     }
   } else if (command == "/status") {
     std::string word = nextWord(in);
@@ -386,7 +387,7 @@ int runJoin(const JoinArgs& args) {
     if (!row || row->id == self) return;
     if (event.kind != Kind::kJoined && event.kind != Kind::kOffline) return;
     const bool here = event.kind == Kind::kJoined && row->online();
-    console->say(fmt::format("· {} ({}) {}", row->presence.card.name, row->id,
+    console->say(fmt::format("· {} ({}) {}", printablePeerText(row->presence.card.name), row->id,
                              here ? "is here" : "went offline"),
                  {{"event", here ? "peer-here" : "peer-offline"},
                   {"id", row->id},

@@ -7,7 +7,7 @@
 
 #include "cli/message_text.h"
 #include "cli/output.h"
-#include "daemon/peer_text.h"
+#include "wire/peer_text.h"
 
 namespace shoal::cli {
 namespace {
@@ -71,17 +71,17 @@ void printWhole(const mesh::StoredEntry& entry) {
   std::printf("from:     %s\n", senderLabel(m).c_str());
   std::string to = entry.delivery.kind == wire::DeliveryKind::kChannel
                        ? "#" + m.routing.target
-                       : daemon::inlineField(m.routing.target, daemon::FieldAlphabet::kToken, 200);
+                       : wire::inlineField(m.routing.target, wire::FieldAlphabet::kToken, 200);
   std::printf("to:       %s\n", to.c_str());
   std::printf("stored:   %s (seq %llu)\n", formatDateTime(entry.storedMs).c_str(),
               static_cast<unsigned long long>(entry.seq));
   std::printf("id:       %s\n", m.id.c_str());
   if (m.replyTo) {
     std::printf("reply to: %s\n",
-                daemon::inlineField(*m.replyTo, daemon::FieldAlphabet::kToken, 200).c_str());
+                wire::inlineField(*m.replyTo, wire::FieldAlphabet::kToken, 200).c_str());
   }
   std::printf("\n");
-  daemon::BodyLines body(SIZE_MAX / 2, 2);
+  wire::BodyLines body(SIZE_MAX / 2, 2);
   for (const auto& part : m.parts) {
     if (const auto* t = std::get_if<wire::TextPart>(&part)) {
       (void)body.appendPeerText(t->text);

@@ -1,6 +1,6 @@
 // How the CLI shows a stored message addressed to (or sent by) the person at the CLI: one
 // line in a listing, the whole message for `shoal read`, and the JSON object of both. Peer
-// text is neutralised (message_text.h, daemon/peer_text.h): a sender cannot rewrite the
+// text is neutralised (message_text.h, wire/peer_text.h): a sender cannot rewrite the
 // terminal or pass for another line.
 //
 // Thread safety: pure functions (printWhole writes to stdout).

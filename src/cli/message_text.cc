@@ -2,22 +2,22 @@
 
 #include <fmt/format.h>
 
-#include "daemon/peer_text.h"
+#include "wire/peer_text.h"
 
 namespace shoal::cli {
 
-// Invalid UTF-8 shows as U+FFFD; the escapes are daemon/peer_text.h's.
+// Invalid UTF-8 shows as U+FFFD; the escapes are wire/peer_text.h.
 std::string printablePeerText(const std::string& text) {
   std::string out;
   out.reserve(text.size());
   for (size_t i = 0; i < text.size();) {
-    daemon::Utf8Char c = daemon::decodeUtf8At(text, i);
+    wire::Utf8Char c = wire::decodeUtf8At(text, i);
     if (!c.valid) {
-      daemon::appendUtf8(out, daemon::kReplacementChar);
+      wire::appendUtf8(out, wire::kReplacementChar);
     } else if (c.codePoint == '\n') {
       out += "\\n";
-    } else if (daemon::isEscapedCodePoint(c.codePoint)) {
-      out += daemon::visibleEscape(c.codePoint);
+    } else if (wire::isEscapedCodePoint(c.codePoint)) {
+      out += wire::visibleEscape(c.codePoint);
     } else {
       out.append(text, i, c.length);
     }

@@ -1,5 +1,5 @@
 // `shoal seat events [SEAT]`: the lifecycle events seats published to the space's wake stream
-// (daemon/wake_events.h) — runtime started / exited unexpectedly / start failed, wake failed,
+// (wire/wake_record.h) — runtime started / exited unexpectedly / start failed, wake failed,
 // turn completed, and each directed delivery's wake result (replied,
 // completed_without_visible_reply, failed) — newest last. Read-only: it reads WAKE_<space> by
 // subject and consumes nothing, so it works whether or not a daemon runs.
@@ -15,11 +15,13 @@
 
 #include "cli/command.h"
 #include "cli/mesh_target.h"
+#include "cli/message_text.h"
 #include "cli/output.h"
 #include "cli/seat_id.h"
 #include "wire/names.h"
 #include "wire/principal.h"
 #include "wire/subject.h"
+#include "wire/wake_record.h"
 
 namespace shoal::cli {
 namespace {
@@ -44,9 +46,23 @@ std::string clockTime(int64_t ms) {
                      tm.tm_min, tm.tm_sec, ms % 1000);
 }
 
-std::string field(const json::object& o, std::string_view key) {
-  const json::value* v = o.if_contains(key);
-  return v != nullptr && v->is_string() ? std::string(v->as_string()) : std::string();
+// One event as a line; every text field is the seat's (and so maybe a runtime's) bytes.
+std::string eventLine(const wire::WakeRecord& e) {
+  std::string who = e.seatName.empty() ? "?" : printablePeerText(e.seatName);
+  std::string line =
+      fmt::format("{}  {:<18} {:<20}", clockTime(e.atMs), who, printablePeerText(e.kind));
+  if (e.generation > 0) line += fmt::format(" gen {}", e.generation);
+  if (!e.messages.empty()) line += fmt::format(" · {} message(s)", e.messages.size());
+  if (!e.result.empty()) {
+    // A wake-result: how a directed delivery's visible reply ended.
+    line += fmt::format(" · {} {} ({})", printablePeerText(e.result), printablePeerText(e.message),
+                        printablePeerText(e.target));
+    if (!e.replyId.empty()) line += " by " + printablePeerText(e.replyId);
+    if (!e.reason.empty()) line += " · " + printablePeerText(e.reason);
+  }
+  if (!e.exit.empty()) line += " · " + printablePeerText(e.exit);
+  if (!e.detail.empty()) line += " · " + printablePeerText(e.detail);
+  return line;
 }
 
 int runEvents(const EventsArgs& args) {
@@ -73,7 +89,8 @@ int runEvents(const EventsArgs& args) {
   auto info = js.streamInfo(*stream);
   if (!info.isOk()) return printFailure(what, info.status().withContext("reading " + *stream));
 
-  std::deque<json::object> events;
+  // Each event as published (--json prints it as is) and as read (wire/wake_record.h).
+  std::deque<std::pair<json::object, wire::WakeRecord>> events;
   uint64_t last = info->state.lastSeq;
   uint64_t seq = last > kScanWindow ? last - kScanWindow + 1 : 1;
   while (seq <= last) {
@@ -83,17 +100,19 @@ int runEvents(const EventsArgs& args) {
       return printFailure(what, m.status());
     }
     seq = m->seq + 1;
+    auto record = wire::decodeWakeRecord(m->data);
+    if (!record.isOk()) continue;  // not an event this CLI can read
     boost::system::error_code ec;
     json::value v = json::parse(m->data, ec);
-    if (ec || !v.is_object()) continue;  // not an event this CLI can read
-    events.push_back(std::move(v.as_object()));
+    if (ec || !v.is_object()) continue;
+    events.emplace_back(std::move(v.as_object()), std::move(record).value());
     if (events.size() > args.limit) events.pop_front();
   }
 
   if (args.json) {
     json::array out;
     for (auto& e : events)
-      out.push_back(std::move(e));
+      out.push_back(std::move(e.first));
     printResult(out, "events");
     return 0;
   }
@@ -101,29 +120,8 @@ int runEvents(const EventsArgs& args) {
     printOk(seat ? "no lifecycle events for " + seat->dotForm() : "no lifecycle events yet");
     return 0;
   }
-  for (const auto& e : events) {
-    const json::object* s = e.if_contains("seat") != nullptr && e.at("seat").is_object()
-                                ? &e.at("seat").as_object()
-                                : nullptr;
-    std::string who = s != nullptr ? field(*s, "name") : "?";
-    int64_t at = e.if_contains("at") != nullptr && e.at("at").is_number()
-                     ? e.at("at").to_number<int64_t>()
-                     : 0;
-    std::string line = fmt::format("{}  {:<18} {:<20}", clockTime(at), who, field(e, "kind"));
-    if (const auto* gen = e.if_contains("generation"); gen != nullptr && gen->is_number())
-      line += fmt::format(" gen {}", gen->to_number<int64_t>());
-    if (const auto* ids = e.if_contains("messages"); ids != nullptr && ids->is_array())
-      line += fmt::format(" · {} message(s)", ids->as_array().size());
-    if (std::string result = field(e, "result"); !result.empty()) {
-      // A wake-result: how a directed delivery's visible reply ended.
-      line += fmt::format(" · {} {} ({})", result, field(e, "message"), field(e, "target"));
-      if (std::string reply = field(e, "replyId"); !reply.empty()) line += " by " + reply;
-      if (std::string reason = field(e, "reason"); !reason.empty()) line += " · " + reason;
-    }
-    if (std::string exit = field(e, "exit"); !exit.empty()) line += " · " + exit;
-    if (std::string detail = field(e, "detail"); !detail.empty()) line += " · " + detail;
-    printDetail(line);
-  }
+  for (const auto& e : events)
+    printDetail(eventLine(e.second));
   return 0;
 }
 

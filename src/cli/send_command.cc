@@ -24,7 +24,9 @@
 #include "cli/output.h"
 #include "cli/peer_state.h"
 #include "mesh/mailbox.h"
+#include "wire/seat_receipt.h"
 #include "wire/subject.h"
+#include "wire/wake_record.h"
 
 namespace shoal::cli {
 namespace {
@@ -55,7 +57,7 @@ struct WaitFor {
   double seconds = kDefaultWaitSeconds;
 };
 
-// How a directed delivery's wake ended (daemon/wake_events.h `wake-result`).
+// How a directed delivery's wake ended (a wire/wake_record.h `wake-result`).
 struct WakeOutcome {
   std::string result;  // replied | completed_without_visible_reply | failed
   std::string replyId;
@@ -92,29 +94,16 @@ std::string evidenceWords(const std::string& kind) {
   return "";
 }
 
-std::string textField(const json::object& o, const char* key) {
-  const auto* f = o.if_contains(key);
-  return f != nullptr && f->is_string() ? std::string(f->as_string()) : std::string();
-}
-
-// A receipt `{"id","surfacedAt"}` or `{"id","failedAt","reason"}`, keyed by the message id.
-std::optional<std::pair<std::string, SeatReceipt>> parseReceipt(const json::object& o) {
-  const std::string id = textField(o, "id");
-  if (id.empty()) return std::nullopt;
+// A receipt (wire/seat_receipt.h), keyed by the message id.
+std::optional<std::pair<std::string, SeatReceipt>> parseReceipt(std::string_view body) {
+  auto decoded = wire::decodeSeatReceipt(body);
+  if (!decoded.isOk()) return std::nullopt;
   SeatReceipt r;
-  if (const auto* at = o.if_contains("surfacedAt"); at != nullptr && at->is_number()) {
-    r.surfaced = true;
-    r.atMs = at->to_number<int64_t>();
-    r.evidence = textField(o, "evidence");
-  } else if (const auto* failed = o.if_contains("failedAt");
-             failed != nullptr && failed->is_number()) {
-    r.atMs = failed->to_number<int64_t>();
-    r.reason = textField(o, "reason");
-    if (r.reason.empty()) r.reason = "no reason given";
-  } else {
-    return std::nullopt;
-  }
-  return std::make_pair(id, r);
+  r.surfaced = decoded->outcome == wire::SeatReceipt::Outcome::kSurfaced;
+  r.atMs = decoded->atMs;
+  r.evidence = decoded->evidence;
+  r.reason = decoded->reason;
+  return std::make_pair(decoded->id, r);
 }
 
 // Wake results: the latest one for a message is what is known.
@@ -122,13 +111,11 @@ WakeOutcome merge(const WakeOutcome&, WakeOutcome newer) {
   return newer;
 }
 
-// A `wake-result` event of the recipient's seat, keyed by the message it is about.
-std::optional<std::pair<std::string, WakeOutcome>> parseWakeResult(const json::object& o) {
-  if (textField(o, "kind") != "wake-result" || textField(o, "message").empty()) return std::nullopt;
-  WakeOutcome w{textField(o, "result"), textField(o, "replyId"), textField(o, "reason"), 0};
-  if (const auto* at = o.if_contains("at"); at != nullptr && at->is_number())
-    w.atMs = at->to_number<int64_t>();
-  return std::make_pair(textField(o, "message"), w);
+// A `wake-result` record of the recipient's seat (wire/wake_record.h), keyed by its message.
+std::optional<std::pair<std::string, WakeOutcome>> parseWakeResult(std::string_view body) {
+  auto r = wire::decodeWakeRecord(body);
+  if (!r.isOk() || r->kind != wire::kWakeResultKind) return std::nullopt;
+  return std::make_pair(r->message, WakeOutcome{r->result, r->replyId, r->reason, r->atMs});
 }
 
 // The JSON records published on one subject, parsed and kept by message id, from a core
@@ -136,15 +123,12 @@ std::optional<std::pair<std::string, WakeOutcome>> parseWakeResult(const json::o
 template <typename T>
 class SubjectWatch {
  public:
-  using Parse = std::optional<std::pair<std::string, T>> (*)(const json::object&);
+  using Parse = std::optional<std::pair<std::string, T>> (*)(std::string_view body);
   explicit SubjectWatch(Parse parse) : parse_(parse) {}
 
   Status start(transport::Connection& conn, const std::string& subject) {
     auto sub = conn.subscribe(subject, [this](transport::Message m) {
-      boost::system::error_code ec;
-      json::value v = json::parse(m.data, ec);
-      if (ec || !v.is_object()) return;
-      auto parsed = parse_(v.as_object());
+      auto parsed = parse_(m.data);
       if (!parsed) return;
       std::lock_guard lock(mu_);
       auto [it, fresh] = seen_.try_emplace(parsed->first, parsed->second);

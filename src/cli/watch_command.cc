@@ -79,7 +79,7 @@ std::string describe(const mesh::RosterRow& row) {
     out += fmt::format(" ({})", mesh::offlineCauseName(row.offlineCause));
   }
   if (p.condition) out += fmt::format(" [{}]", wire::conditionCodeName(p.condition->code));
-  if (p.activity) out += " · " + *p.activity;
+  if (p.activity) out += " · " + printablePeerText(*p.activity);
   return out;
 }
 
@@ -139,8 +139,8 @@ int runWatch(const WatchArgs& args) {
                        : change.empty()                      ? "present: "
                                                              : "";
     printer->line("presence",
-                  fmt::format("{} ({}) {}{}{}", row->presence.card.name, row->id, verb, change,
-                              describe(*row)),
+                  fmt::format("{} ({}) {}{}{}", printablePeerText(row->presence.card.name), row->id,
+                              verb, change, describe(*row)),
                   {{"id", row->id},
                    {"name", row->presence.card.name},
                    {"status", now.status},

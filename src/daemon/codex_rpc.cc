@@ -2,7 +2,7 @@
 
 #include <boost/json.hpp>
 
-#include "daemon/inbox_leases.h"
+#include "wire/inbox_receipt.h"
 
 namespace shoal::daemon {
 namespace {
@@ -110,7 +110,7 @@ Result<CodexLine> parseCodexLine(std::string_view text) {
               const std::string type = str(item.get_object(), "type");
               if (type == "mcpToolCall" || type == "dynamicToolCall") {
                 // The page's text (result content, structured content) as Codex kept it.
-                for (auto& m : inboxReceiptMarkers(json::serialize(item))) {
+                for (auto& m : wire::inboxReceiptMarkers(json::serialize(item))) {
                   out.toolMarkers.push_back(std::move(m));
                 }
                 continue;

@@ -5,8 +5,6 @@
 
 #include <boost/json.hpp>
 
-#include "daemon/inbox_leases.h"
-
 #include <gtest/gtest.h>
 
 namespace shoal::daemon {
@@ -181,17 +179,6 @@ TEST(CodexRpc, ThreadReadListsInboxReceiptMarkersOfToolItemsOnly) {
   ASSERT_TRUE(read.isOk()) << read.status().toString();
   EXPECT_EQ(read->toolMarkers, (std::vector<std::string>{a, b, a}));
   EXPECT_EQ(read->clientIds, (std::vector<std::string>{"h-1"}));
-}
-
-TEST(CodexRpc, InboxReceiptMarkersAreExactlyThirtyTwoLowercaseHexDigits) {
-  const std::string hex(32, 'f');
-  EXPECT_EQ(inboxReceiptMarkers("x shoal-rcpt-" + hex + " y"),
-            (std::vector<std::string>{"shoal-rcpt-" + hex}));
-  EXPECT_TRUE(inboxReceiptMarkers("shoal-rcpt-" + std::string(31, 'f')).empty()) << "too short";
-  EXPECT_TRUE(inboxReceiptMarkers("shoal-rcpt-" + std::string(33, 'f')).empty()) << "too long";
-  EXPECT_TRUE(inboxReceiptMarkers("shoal-rcpt-" + std::string(32, 'F')).empty()) << "uppercase";
-  EXPECT_TRUE(inboxReceiptMarkers("shoal-rcpt-" + std::string(32, 'g')).empty()) << "not hex";
-  EXPECT_EQ(inboxReceiptMarkers("[shoal-rcpt-" + hex + ",shoal-rcpt-" + hex + "]").size(), 2u);
 }
 
 }  // namespace

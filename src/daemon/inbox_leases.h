@@ -34,15 +34,8 @@
 
 namespace shoal::daemon {
 
-// An inbox receipt: `shoal-rcpt-` + 32 lowercase hex digits (128 random bits), written at the
-// front of the page that carries it.
-inline constexpr std::string_view kInboxReceiptPrefix = "shoal-rcpt-";
-inline constexpr size_t kInboxReceiptHexDigits = 32;
-// Every inbox receipt in `text`, in order (how a runtime's history shows a page it received).
-std::vector<std::string> inboxReceiptMarkers(std::string_view text);
-
 struct InboxClaim {
-  std::string receipt;  // the runtime correlation key (the marker's value)
+  std::string receipt;  // the runtime correlation key (wire/inbox_receipt.h)
   std::string id;       // the MessageID (canonical identity)
   journal::OwnerToken token;
   std::string sender;

@@ -7,7 +7,7 @@
 #include <type_traits>
 #include <variant>
 
-#include "daemon/peer_text.h"
+#include "wire/peer_text.h"
 
 namespace shoal::daemon {
 namespace {
@@ -65,10 +65,10 @@ std::string plural(size_t n, std::string_view one, std::string_view many) {
 }
 
 std::string name(std::string_view raw) {
-  return inlineField(raw, FieldAlphabet::kName, kMaxNameBytes);
+  return wire::inlineField(raw, wire::FieldAlphabet::kName, kMaxNameBytes);
 }
 std::string token(std::string_view raw, size_t maxBytes) {
-  return inlineField(raw, FieldAlphabet::kToken, maxBytes);
+  return wire::inlineField(raw, wire::FieldAlphabet::kToken, maxBytes);
 }
 
 // Where an item came from, as shown in its tag and in the header's groups.
@@ -122,7 +122,7 @@ std::string header(const std::vector<PresentationItem>& items, size_t taken,
     }
     if (!found) groups.push_back({item.kind, std::move(target), 1});
   }
-  std::string out = std::string(kHeaderSentinel) + " for " + name(self.displayName) + " (" +
+  std::string out = std::string(wire::kHeaderSentinel) + " for " + name(self.displayName) + " (" +
                     token(self.id, kMaxIdBytes) + "): " + plural(taken, "message", "messages") +
                     " (";
   size_t elsewhere = 0;
@@ -175,9 +175,10 @@ bool isShortDigest(std::string_view digest) {
 std::string artifactLine(const wire::ArtifactPart& a) {
   std::string digest = isShortDigest(a.digest) ? a.digest.substr(0, 7 + 12) + std::string(kEllipsis)
                                                : token(a.digest, kMaxIdBytes);
-  return "[artifact] " + inlineField(a.name, FieldAlphabet::kName, kMaxArtifactNameBytes) + " (" +
-         inlineField(a.mediaType, FieldAlphabet::kMediaType, kMaxMediaTypeBytes) + ", " +
-         plural(a.size, "byte", "bytes") + ", " + digest + ")";
+  return "[artifact] " +
+         wire::inlineField(a.name, wire::FieldAlphabet::kName, kMaxArtifactNameBytes) + " (" +
+         wire::inlineField(a.mediaType, wire::FieldAlphabet::kMediaType, kMaxMediaTypeBytes) +
+         ", " + plural(a.size, "byte", "bytes") + ", " + digest + ")";
 }
 
 // The one-line summary of a part that is not text.
@@ -234,7 +235,7 @@ struct RenderedItem {
 
 RenderedItem renderItem(const PresentationItem& item, const SeatIdentity& self,
                         size_t maxItemTextBytes) {
-  BodyLines body(maxItemTextBytes, kIndent.size() + 1);
+  wire::BodyLines body(maxItemTextBytes, kIndent.size() + 1);
   bool cut = false;
   size_t moreBytes = 0;  // text bytes not shown
   size_t moreParts = 0;  // non-text parts not shown

@@ -52,7 +52,7 @@
 //   shown"; no parts at all → "[no content]". A `[` right after ": " or the indentation is
 //   therefore always the daemon's: peer lines starting with `[` or `]` are escaped.
 //
-// Peer-controlled values go through peer_text.h: names and mentions (alphabet kName, cap 64
+// Peer-controlled values go through wire/peer_text.h: names and mentions (alphabet kName, cap 64
 // bytes), sender id, message id, channel, role and extension kind (kToken; ids 128, channel
 // 200, role 64 bytes), artifact name (kName, 128) and media type (kMediaType, 64); body text
 // is neutralised as block text. Values outside their alphabet are double-quoted.

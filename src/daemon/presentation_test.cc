@@ -6,8 +6,8 @@
 #include <string_view>
 #include <vector>
 
-#include "daemon/peer_text.h"
 #include "wire/message.h"
+#include "wire/peer_text.h"
 
 #include <gtest/gtest.h>
 
@@ -87,7 +87,7 @@ size_t countPrefixed(std::string_view block, std::string_view prefix) {
 
 bool isValidUtf8(std::string_view s) {
   for (size_t pos = 0; pos < s.size();) {
-    const Utf8Char c = decodeUtf8At(s, pos);
+    const wire::Utf8Char c = wire::decodeUtf8At(s, pos);
     if (!c.valid) return false;
     pos += c.length;
   }
@@ -98,9 +98,10 @@ bool isValidUtf8(std::string_view s) {
 // escaped code points.
 bool hasOnlyVisibleCharacters(std::string_view s) {
   for (size_t pos = 0; pos < s.size();) {
-    const Utf8Char c = decodeUtf8At(s, pos);
+    const wire::Utf8Char c = wire::decodeUtf8At(s, pos);
     if (!c.valid) return false;
-    if (c.codePoint != '\n' && c.codePoint != '\t' && isEscapedCodePoint(c.codePoint)) return false;
+    if (c.codePoint != '\n' && c.codePoint != '\t' && wire::isEscapedCodePoint(c.codePoint))
+      return false;
     pos += c.length;
   }
   return true;

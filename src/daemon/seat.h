@@ -149,9 +149,9 @@ struct SeatCounters {
   uint64_t inboxEvicted = 0;
   uint64_t inboxRefused = 0;
   uint64_t inboxDropped = 0;
-  // `surfaced`, split by the evidence that proved it (wake_events.h evidenceKind): the runtime
-  // echoed the handoff, an exec program read it from stdin, it was written whole to stdin (no
-  // proof of reading), an inbox page carrying it was written, or reconciliation found it.
+  // `surfaced`, split by the evidence that proved it (wire/seat_receipt.h evidenceKind): the
+  // runtime echoed the handoff, an exec program read it from stdin, it was written whole to stdin
+  // (no proof of reading), an inbox page carrying it was written, or reconciliation found it.
   uint64_t surfacedRuntimeAck = 0;
   uint64_t surfacedStdinRead = 0;
   uint64_t surfacedStdinWrite = 0;

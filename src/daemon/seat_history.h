@@ -37,7 +37,7 @@ struct SeatHistory {
   static Result<SeatHistory> fromJson(std::string_view json);
 };
 
-// The counter that counts surfaced records proved by evidence `kind` (wake_events.h
+// The counter that counts surfaced records proved by evidence `kind` (wire/seat_receipt.h
 // evidenceKind); nullptr for a kind it does not know.
 uint64_t SeatCounters::*surfacedCounter(std::string_view kind);
 

@@ -1,57 +1,42 @@
 #include "daemon/wake_events.h"
 
-#include <boost/json.hpp>
 #include <fmt/format.h>
 
 #include "base/log.h"
+#include "wire/seat_receipt.h"
 #include "wire/subject.h"
+#include "wire/wake_record.h"
 
 namespace shoal::daemon {
-namespace {
-
-namespace json = boost::json;
-
-}  // namespace
 
 Status WakeEvents::publish(const WakeEvent& event, int64_t atMs) {
   SHOAL_ASSIGN_OR_RETURN(std::string subject, wire::wakeSubject(space_, seat_.principal));
-  json::object o{{"kind", event.kind},
-                 {"seat", json::object{{"id", seat_.principal.dotForm()}, {"name", seat_.name}}},
-                 {"generation", event.generation},
-                 {"at", atMs}};
-  if (!event.detail.empty()) o["detail"] = event.detail;
-  if (!event.messages.empty()) {
-    json::array ids;
-    for (const auto& id : event.messages)
-      ids.emplace_back(id);
-    o["messages"] = std::move(ids);
-  }
-  if (!event.exit.empty()) o["exit"] = event.exit;
-  return js_.publish(subject, json::serialize(o)).status();
+  wire::WakeRecord r;
+  r.kind = event.kind;
+  r.seatId = seat_.principal.dotForm();
+  r.seatName = seat_.name;
+  r.generation = event.generation;
+  r.atMs = atMs;
+  r.detail = event.detail;
+  r.messages = event.messages;
+  r.exit = event.exit;
+  return js_.publish(subject, wire::encodeWakeRecord(r)).status();
 }
 
-Status WakeEvents::result(const WakeResult& r, uint64_t generation, int64_t atMs) {
+Status WakeEvents::result(const WakeResult& result, uint64_t generation, int64_t atMs) {
   SHOAL_ASSIGN_OR_RETURN(std::string subject, wire::wakeSubject(space_, seat_.principal));
-  json::object o{{"kind", "wake-result"},
-                 {"seat", json::object{{"id", seat_.principal.dotForm()}, {"name", seat_.name}}},
-                 {"generation", generation},
-                 {"at", atMs},
-                 {"message", r.messageId},
-                 {"target", r.targetKey},
-                 {"result", r.result}};
-  if (!r.replyId.empty()) o["replyId"] = r.replyId;
-  if (!r.reason.empty()) o["reason"] = r.reason;
-  return js_.publish(subject, json::serialize(o)).status();
-}
-
-std::string evidenceKind(std::string_view reason) {
-  static constexpr std::string_view kKinds[] = {"runtime-ack", "stdin-read", "stdin-write",
-                                                "inbox-page", "reconciled"};
-  const std::string_view head = reason.substr(0, reason.find(':'));
-  for (std::string_view k : kKinds) {
-    if (head == k) return std::string(k);
-  }
-  return "";
+  wire::WakeRecord r;
+  r.kind = std::string(wire::kWakeResultKind);
+  r.seatId = seat_.principal.dotForm();
+  r.seatName = seat_.name;
+  r.generation = generation;
+  r.atMs = atMs;
+  r.message = result.messageId;
+  r.target = result.targetKey;
+  r.result = result.result;
+  r.replyId = result.replyId;
+  r.reason = result.reason;
+  return js_.publish(subject, wire::encodeWakeRecord(r)).status();
 }
 
 Status WakeEvents::surfaced(const std::string& messageId, const std::string& sender, int64_t atMs,
@@ -188,17 +173,17 @@ std::vector<Status> WakeEvents::sendAll(const std::vector<Receipt>& receipts) {
 Result<transport::OutgoingMessage> WakeEvents::receiptMessage(const Receipt& r) const {
   SHOAL_ASSIGN_OR_RETURN(wire::Principal from, wire::parsePrincipal(r.sender));
   SHOAL_ASSIGN_OR_RETURN(std::string subject, wire::rcptSubject(space_, from, seat_.principal));
-  json::object body{{"id", r.id}, {"recipient", seat_.principal.dotForm()}};
-  if (r.outcome == "surfaced") {
-    body["surfacedAt"] = r.atMs;
-    if (!r.detail.empty()) body["evidence"] = r.detail;
-  } else {
-    body["failedAt"] = r.atMs;
-    body["reason"] = r.detail;
-  }
+  const bool surfaced = r.outcome == "surfaced";
+  wire::SeatReceipt body{.outcome = surfaced ? wire::SeatReceipt::Outcome::kSurfaced
+                                             : wire::SeatReceipt::Outcome::kFailed,
+                         .id = r.id,
+                         .recipient = seat_.principal.dotForm(),
+                         .atMs = r.atMs,
+                         .evidence = surfaced ? r.detail : "",
+                         .reason = surfaced ? "" : r.detail};
   transport::OutgoingMessage m;
   m.subject = std::move(subject);
-  m.data = json::serialize(body);
+  m.data = wire::encodeSeatReceipt(body);
   // One id per outcome: a repeat of the same receipt is dropped by the duplicate window, a
   // different outcome (a failed upgraded to surfaced, seed 004 §3.3) never is.
   m.options.msgId = fmt::format("rcpt-{}-{}-{}", r.outcome, seat_.principal.dotForm(), r.id);

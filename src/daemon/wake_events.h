@@ -2,32 +2,19 @@
 // stream (docs/architecture.md, Conventions; seed 004 §1; issue 5 point 7). They are never chat
 // messages.
 //
-// Lifecycle events — subject `cotal.<space>.wake.<seat owner>.<seat actor>`, stored in
-// WAKE_<space>:
-//   {"kind":K, "seat":{"id":"local.reviewer","name":"Reviewer"}, "generation":N, "at":ms,
-//    "detail"?:"…", "messages"?:["<message id>",…], "exit"?:"exit code 3"}
-// kinds: start-failed, exited-unexpectedly, runtime-error, wake-failed, turn-completed,
-//        started, stopped, daemon-restarted (seat_history.h), and wake-result — one per
-//        directed delivery's visible-reply outcome (reply_ledger.h), same subject:
-//   {"kind":"wake-result", "seat":{…}, "generation":N, "at":ms, "message":"<message id>",
-//    "target":"peer:local.alice"|"channel:general",
-//    "result":"replied"|"completed_without_visible_reply"|"failed",
-//    "replyId"?:"<the answering message id>", "reason"?:"…"}
-// The seat is named by its public name and technical id (its principal), never by an internal
-// uid.
+// Lifecycle events and wake results go to `cotal.<space>.wake.<seat owner>.<seat actor>`,
+// stored in WAKE_<space>; their body is wire/wake_record.h's (kinds: start-failed,
+// exited-unexpectedly, runtime-error, wake-failed, turn-completed, started, stopped,
+// daemon-restarted (seat_history.h), and one wake-result per directed delivery's visible-reply
+// outcome (reply_ledger.h)).
 //
-// Receipts — subject `cotal.<space>.rcpt.<sender o>.<sender a>.<seat o>.<seat a>`, Nats-Msg-Id
-// `rcpt-<outcome>-<seat o>.<seat a>-<message id>` (a republished receipt is stored once; a
-// later, different outcome of the same message — surfaced evidence upgrading a failure — is
-// stored too, and so is each seat's receipt of one channel post). A receipt the broker did not
-// acknowledge is logged (once per reason per 10 s) and owed: retryOwed() publishes it again
+// Receipts — subject `cotal.<space>.rcpt.<sender o>.<sender a>.<seat o>.<seat a>`, body
+// wire/seat_receipt.h's (surfaced with its evidence kind, or failed with its reason),
+// Nats-Msg-Id `rcpt-<outcome>-<seat o>.<seat a>-<message id>` (a republished receipt is stored
+// once; a later, different outcome of the same message — surfaced evidence upgrading a failure
+// — is stored too, and so is each seat's receipt of one channel post). A receipt the broker did
+// not acknowledge is logged (once per reason per 10 s) and owed: retryOwed() publishes it again
 // with a backoff until it is stored, and the seat persists what is owed (receipt_outbox.h).
-//   surfaced  {"id","recipient","surfacedAt","evidence"}   evidence: how it was proven —
-//             runtime-ack (the runtime echoed the handoff's id), stdin-read (an exec program
-//             read its last byte from stdin), stdin-write (written whole to stdin), inbox-page
-//             (a shoal_inbox page holding it was written whole), reconciled (found in the
-//             runtime's own thread)
-//   failed    {"id","recipient","failedAt","reason"}
 //
 // Lifecycle events and wake results are best effort: a publish the broker did not acknowledge
 // is logged, and the ownership journal (not the event) stays the truth.
@@ -63,10 +50,6 @@ struct WakeEvent {
   std::vector<std::string> messages;
   std::string exit;
 };
-
-// The evidence kind of a journal `surfaced` reason ("stdin-read: …" → "stdin-read"); "" when
-// the reason names none (records of an older Shoal).
-std::string evidenceKind(std::string_view surfacedReason);
 
 class WakeEvents {
  public:

@@ -85,4 +85,8 @@ inline constexpr std::string_view kBadDeliveryClass = "bad-delivery-class";
 inline constexpr std::string_view kDescriptionTooLong = "description-too-long";
 inline constexpr std::string_view kInstructionsTooLong = "instructions-too-long";
 
+// --- Seat receipts and wake records (seat_receipt.h, wake_record.h) -------------------------
+inline constexpr std::string_view kBadReceipt = "bad-receipt";
+inline constexpr std::string_view kBadWakeRecord = "bad-wake-record";
+
 }  // namespace shoal::wire::reason

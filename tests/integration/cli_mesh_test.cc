@@ -156,6 +156,31 @@ TEST_F(CliMeshTest, EndpointsListsPresence) {
   EXPECT_NE(human.out.find("working"), std::string::npos) << human.out;
 }
 
+// A peer's name and activity are its own bytes: a bidi override, an invisible character or a
+// terminal escape written into its presence record (a raw KV put, as any principal with a
+// presence grant could) prints as a visible escape in `endpoints` and `watch`, never raw.
+TEST_F(CliMeshTest, PeerControlledPresenceTextPrintsInert) {
+  ASSERT_NO_FATAL_FAILURE(upAndConnect());
+  Background* watch = spawnShoal({"watch", "--plain", "--for", "30"});
+  ASSERT_NE(watch, nullptr);
+  ASSERT_TRUE(outputShows(*watch, "watching space itest")) << watch->output();
+  const std::string rlo = "\u202E", lri = "\u2066", esc = "\x1b";
+  ASSERT_NO_FATAL_FAILURE(putPresence("local.eve", "eve" + rlo + "gpj.exe",
+                                      "fixing" + lri + " the" + esc + "[2J build"));
+
+  CliRun human = shoal({"endpoints"});
+  ASSERT_EQ(human.code, 0) << human.err;
+  EXPECT_NE(human.out.find("eve\\u{202E}gpj.exe"), std::string::npos) << human.out;
+  EXPECT_NE(human.out.find("fixing\\u{2066} the\\x1B[2J build"), std::string::npos) << human.out;
+  EXPECT_TRUE(outputShows(*watch, "eve\\u{202E}gpj.exe (local.eve) present: working"))
+      << watch->output();
+  EXPECT_TRUE(outputShows(*watch, "fixing\\u{2066} the\\x1B[2J build")) << watch->output();
+  for (const std::string& raw : {rlo, lri, esc}) {
+    EXPECT_EQ(human.out.find(raw), std::string::npos) << "raw bytes in endpoints";
+    EXPECT_EQ(watch->output().find(raw), std::string::npos) << "raw bytes in watch";
+  }
+}
+
 // `send dm` resolves a name through the roster, stores the DM on the recipient's inst subject
 // (sender = the operator principal, Nats-Msg-Id = id), and its receipt states the stored
 // sequence and the roster status at send — never "delivered". An unknown name is not sent.

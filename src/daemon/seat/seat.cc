@@ -16,6 +16,7 @@
 #include "daemon/presentation.h"
 #include "daemon/seat/seat_impl.h"
 #include "daemon/seat_tools.h"
+#include "wire/inbox_receipt.h"
 #include "wire/names.h"
 
 namespace shoal::daemon {
@@ -91,7 +92,8 @@ Status Seat::Impl::open() {
     if (!journal::isInflight(record.state)) continue;
     const std::string& receipt = record.runtime.receipt;
     const auto slash = receipt.rfind('/');
-    const bool inboxReceipt = inboxReceiptMarkers(receipt) == std::vector<std::string>{receipt};
+    const bool inboxReceipt =
+        wire::inboxReceiptMarkers(receipt) == std::vector<std::string>{receipt};
     if (profile_.runtime == RuntimeKind::kCodex && !record.runtime.sessionId.empty() &&
         (slash != std::string::npos || inboxReceipt)) {
       reconciling_.push_back(Reconciling{Handed{record.id, record.token, record.target, {}, {}, 0},

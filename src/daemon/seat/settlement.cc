@@ -9,6 +9,8 @@
 #include "base/log.h"
 #include "daemon/presentation.h"
 #include "daemon/seat/seat_impl.h"
+#include "wire/inbox_receipt.h"
+#include "wire/seat_receipt.h"
 
 namespace shoal::daemon {
 
@@ -125,7 +127,7 @@ void Seat::Impl::replayReceipts() {
     const bool surfaced = t.state == journal::OwnerState::kSurfaced;
     if (owedIds.contains((surfaced ? "surfaced/" : "failed/") + t.id)) continue;
     if (surfaced) {
-      (void)wake_->surfaced(t.id, t.target, t.stateSinceMs, evidenceKind(t.reason));
+      (void)wake_->surfaced(t.id, t.target, t.stateSinceMs, wire::evidenceKind(t.reason));
     } else {
       (void)wake_->failed(t.id, t.target, t.reason, t.stateSinceMs);
     }
@@ -177,7 +179,7 @@ void Seat::Impl::settleSurfaced(std::vector<Handed> owners, const std::string& h
   }
   const int64_t now = wallMs();
   count(&SeatCounters::surfaced, owners.size());
-  const std::string evidence = evidenceKind(how);
+  const std::string evidence = wire::evidenceKind(how);
   if (auto byEvidence = surfacedCounter(evidence)) count(byEvidence, owners.size());
   std::vector<Receipt> receipts;
   for (const auto& o : owners)
@@ -289,7 +291,7 @@ void Seat::Impl::claimInbox(InboxRequest& request, int attempt) {
     item.deliveryId = record.id;
     input.items.push_back(std::move(item));
     InboxClaim c;
-    c.receipt = std::string(kInboxReceiptPrefix) + *receipt;
+    c.receipt = std::string(wire::kInboxReceiptPrefix) + *receipt;
     c.id = record.id;
     c.token = record.token;
     c.sender = record.target;

@@ -1,5 +1,6 @@
 // Peer text neutralisation: how bytes written by another peer are made safe to place inside
-// the delivery block a seat hands to its runtime (presentation.h, issue 5 point 6).
+// the delivery block a seat hands to its runtime (daemon/presentation.h) and into what the CLI
+// prints.
 //
 // Everything a peer controls (message text, display names, message ids, mentions, artifact
 // names, …) reaches the runtime only through these functions. The rules:
@@ -36,11 +37,11 @@
 #include <string_view>
 #include <vector>
 
-namespace shoal::daemon {
+namespace shoal::wire {
 
 inline constexpr uint32_t kReplacementChar = 0xFFFD;
 
-// The two sentinels that open the block's header and its tail (presentation.h).
+// The two sentinels that open the delivery block's header and its tail (daemon/presentation.h).
 inline constexpr std::string_view kHeaderSentinel = "=== shoal delivery";
 inline constexpr std::string_view kTailSentinel = "=== end of shoal delivery";
 
@@ -113,4 +114,4 @@ class BodyLines {
 // sentinel escapes applied. `line` must hold no line feed (one is escaped like a control).
 std::string neutralizeLine(std::string_view line);
 
-}  // namespace shoal::daemon
+}  // namespace shoal::wire

@@ -1,9 +1,9 @@
-#include "daemon/peer_text.h"
+#include "wire/peer_text.h"
 
 #include <array>
 #include <cstdio>
 
-namespace shoal::daemon {
+namespace shoal::wire {
 namespace {
 
 constexpr std::string_view kEllipsis = "\u2026";
@@ -293,4 +293,4 @@ bool BodyLines::appendPeerText(std::string_view text) {
   return true;
 }
 
-}  // namespace shoal::daemon
+}  // namespace shoal::wire

@@ -1,10 +1,10 @@
-#include "daemon/peer_text.h"
+#include "wire/peer_text.h"
 
 #include <string>
 
 #include <gtest/gtest.h>
 
-namespace shoal::daemon {
+namespace shoal::wire {
 namespace {
 
 std::vector<std::string> linesOf(std::string_view text, size_t budget = 1 << 20) {
@@ -159,4 +159,4 @@ TEST(PeerText, InlineFieldsAreCapped) {
 }
 
 }  // namespace
-}  // namespace shoal::daemon
+}  // namespace shoal::wire
