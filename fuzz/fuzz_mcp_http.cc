@@ -30,7 +30,7 @@
 #include "fuzz_check.h"
 #include "mcp/http_handler.h"
 #include "mcp/sample_tools.h"
-#include "mcp/sse_decoder.h"
+#include "http/sse_decoder.h"
 
 namespace shoal::mcp {
 namespace {

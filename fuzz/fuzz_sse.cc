@@ -1,5 +1,5 @@
 // fuzz_sse: arbitrary bytes through the two framings under OpenCode's event stream
-// (mcp/sse_decoder.h): the SSE grammar (SseDecoder) and chunked transfer coding
+// (http/sse_decoder.h): the SSE grammar (SseDecoder) and chunked transfer coding
 // (ChunkedDecoder), each fed whole and in pieces whose sizes come from the input; then the
 // input as a payload, encoded (data lines, then chunks) and decoded back the way EventStream
 // stacks the two.
@@ -23,9 +23,9 @@
 
 #include "fuzz_check.h"
 #include "fuzz_input.h"
-#include "mcp/sse_decoder.h"
+#include "http/sse_decoder.h"
 
-namespace shoal::mcp {
+namespace shoal::http {
 namespace {
 
 std::vector<std::string> sseWhole(std::string_view in) {
@@ -172,14 +172,14 @@ void checkRoundTrip(std::string_view in, uint32_t seed) {
 }
 
 }  // namespace
-}  // namespace shoal::mcp
+}  // namespace shoal::http
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data,  // NOLINT(readability-identifier-naming)
                                       size_t size) {
   const std::string_view in(reinterpret_cast<const char*>(data), size);
   const uint32_t seed = size > 0 ? data[0] : 0;
-  shoal::mcp::checkSse(in, seed);
-  shoal::mcp::checkChunked(in, seed);
-  shoal::mcp::checkRoundTrip(in, seed);
+  shoal::http::checkSse(in, seed);
+  shoal::http::checkChunked(in, seed);
+  shoal::http::checkRoundTrip(in, seed);
   return 0;
 }

@@ -1,6 +1,6 @@
 // `shoal mcp [--seat NAME|ID] [--config PATH]`: a stdio MCP server that relays every message to
 // a seat's MCP endpoint (Streamable HTTP on 127.0.0.1), for runtimes that launch only stdio MCP
-// servers. The relay rules are cli/mcp_bridge.h; this file finds the endpoint and runs the
+// servers. The relay rules are mcp/stdio_bridge.h; this file finds the endpoint and runs the
 // stdin → HTTP → stdout loop.
 //
 // Which endpoint: --config PATH (an MCP client config), else --seat (the daemon's `seat.mcp`
@@ -20,14 +20,14 @@
 
 #include "base/log.h"
 #include "cli/command.h"
-#include "cli/mcp_bridge.h"
 #include "cli/mesh_target.h"
 #include "cli/output.h"
 #include "cli/seat_id.h"
 #include "cli/signal_wait.h"
 #include "daemon/control_socket.h"
+#include "http/client.h"
 #include "mcp/client_config.h"
-#include "mcp/http_client.h"
+#include "mcp/stdio_bridge.h"
 
 namespace shoal::cli {
 namespace {
@@ -116,16 +116,16 @@ int runMcp(const McpArgs& args) {
     if (!stopping) stopping = waitForStopSignal(std::chrono::milliseconds(0)).has_value();
     return stopping;
   };
-  mcp::HttpClientOptions options;
+  http::HttpClientOptions options;
   options.cancelled = [&] { return !finishing && stopRequested(); };
-  auto client = mcp::HttpClient::forUrl(endpoint->url, options);
+  auto client = http::HttpClient::forUrl(endpoint->url, options);
   if (!client.isOk()) {
     (void)printFailure(what, client.status().withContext(*path));
     return kNoEndpointExit;
   }
   log::info("shoal mcp: relaying stdio to {} (config {})", endpoint->url, *path);
-  McpBridge bridge(std::move(endpoint).value(),
-                   [&client](const HttpCall& call) { return client->send(call); });
+  mcp::McpBridge bridge(std::move(endpoint).value(),
+                        [&client](const http::HttpCall& call) { return client->send(call); });
 
   int exitCode = 0;
   std::string buffer;

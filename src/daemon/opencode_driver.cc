@@ -19,9 +19,9 @@
 #include "base/log.h"
 #include "daemon/child_driver.h"
 #include "daemon/opencode_events.h"
+#include "http/client.h"
+#include "http/event_stream.h"
 #include "mcp/client_config.h"
-#include "mcp/event_stream.h"
-#include "mcp/http_client.h"
 
 namespace shoal::daemon {
 namespace {
@@ -335,22 +335,22 @@ class OpenCodeDriver final : public ChildDriver {
     return retireReason_;
   }
 
-  Result<mcp::HttpReply> request(const std::string& method, const std::string& path,
-                                 std::string body = "", milliseconds timeout = kRequestTimeout) {
+  Result<http::HttpReply> request(const std::string& method, const std::string& path,
+                                  std::string body = "", milliseconds timeout = kRequestTimeout) {
     std::string base;
     {
       std::lock_guard<std::mutex> lock(mu_);
       base = baseUrl_;
     }
-    mcp::HttpClientOptions o;
+    http::HttpClientOptions o;
     o.connectTimeout = kConnectTimeout;
     o.responseTimeout = timeout;
     o.cancelled = [this] {
       std::lock_guard<std::mutex> lock(mu_);
       return stopping_;
     };
-    SHOAL_ASSIGN_OR_RETURN(auto client, mcp::HttpClient::forUrl(base + path, o));
-    mcp::HttpCall call;
+    SHOAL_ASSIGN_OR_RETURN(auto client, http::HttpClient::forUrl(base + path, o));
+    http::HttpCall call;
     call.method = method;
     call.headers.push_back({"Accept", "application/json"});
     call.headers.push_back({"Authorization", authorization_});
@@ -406,14 +406,14 @@ class OpenCodeDriver final : public ChildDriver {
       base = baseUrl_;
     }
     const auto setupBy = Clock::now() + kSetupBudget;
-    std::unique_ptr<mcp::EventStream> stream;
+    std::unique_ptr<http::EventStream> stream;
     std::string lastError;
     while (!stream && !stopping()) {
-      mcp::EventStreamOptions so;
+      http::EventStreamOptions so;
       so.connectTimeout = kConnectTimeout;
       so.headTimeout = milliseconds(5000);
       so.headers = {{"Authorization", authorization_}};
-      auto opened = mcp::EventStream::open(base + "/event", so);
+      auto opened = http::EventStream::open(base + "/event", so);
       if (opened.isOk()) {
         // Its first frame (server.connected) proves it live; only then may prompts go out.
         auto first = (*opened)->next(milliseconds(5000));
@@ -910,7 +910,7 @@ class OpenCodeDriver final : public ChildDriver {
   std::string retireReason_;
   std::string baseUrl_;
   std::string session_;
-  mcp::EventStream* stream_ = nullptr;  // while run() holds it
+  http::EventStream* stream_ = nullptr;  // while run() holds it
   std::optional<Runner> runner_;
   bool idleEcho_ = false;    // the last event was an idle status: a session.idle repeats it
   bool abortDrain_ = false;  // an interrupted run's cleanup may still come

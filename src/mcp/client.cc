@@ -9,10 +9,10 @@ namespace {
 namespace json = boost::json;
 
 // The JSON-RPC message of a response body: the body itself, or its first SSE event's data.
-Result<json::object> messageOf(const HttpReply& reply) {
+Result<json::object> messageOf(const http::HttpReply& reply) {
   std::string payload = reply.body;
   if (reply.header("Content-Type").rfind("text/event-stream", 0) == 0) {
-    auto events = sseEventData(reply.body);
+    auto events = http::sseEventData(reply.body);
     payload = events.empty() ? std::string() : events.front();
   }
   boost::system::error_code ec;
@@ -27,7 +27,7 @@ Result<json::object> messageOf(const HttpReply& reply) {
 }  // namespace
 
 Result<Client> Client::connect(McpEndpoint endpoint) {
-  SHOAL_ASSIGN_OR_RETURN(HttpClient http, HttpClient::forUrl(endpoint.url));
+  SHOAL_ASSIGN_OR_RETURN(http::HttpClient http, http::HttpClient::forUrl(endpoint.url));
   return Client(std::move(endpoint), std::move(http));
 }
 
@@ -36,8 +36,8 @@ Result<Client> Client::fromConfigFile(const std::string& path) {
   return connect(std::move(endpoint));
 }
 
-Result<HttpReply> Client::post(const std::string& body) {
-  HttpCall call;
+Result<http::HttpReply> Client::post(const std::string& body) {
+  http::HttpCall call;
   call.headers = endpoint_.headers;
   call.headers.push_back({"Content-Type", "application/json"});
   call.headers.push_back({"Accept", "application/json, text/event-stream"});
@@ -51,7 +51,7 @@ Result<json::object> Client::request(const std::string& method, json::object par
   const int64_t id = nextId_++;
   json::object message{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}};
   message["params"] = std::move(params);
-  SHOAL_ASSIGN_OR_RETURN(HttpReply reply, post(json::serialize(message)));
+  SHOAL_ASSIGN_OR_RETURN(http::HttpReply reply, post(json::serialize(message)));
   if (reply.status < 200 || reply.status > 299) {
     return failedPrecondition(fmt::format("mcp-http-{}", reply.status),
                               fmt::format("{} answered HTTP {}: {}", endpoint_.url, reply.status,
@@ -77,7 +77,7 @@ Result<json::object> Client::initialize(const std::string& protocolVersion) {
   if (const json::value* v = result.if_contains("protocolVersion"); v && v->is_string())
     version_ = std::string(v->as_string());
   json::object note{{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}};
-  SHOAL_ASSIGN_OR_RETURN(HttpReply ack, post(json::serialize(note)));
+  SHOAL_ASSIGN_OR_RETURN(http::HttpReply ack, post(json::serialize(note)));
   if (ack.status != 202) {
     return failedPrecondition(fmt::format("mcp-http-{}", ack.status),
                               "notifications/initialized was not accepted: " + ack.body);

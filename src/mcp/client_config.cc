@@ -43,7 +43,7 @@ Result<McpEndpoint> parseMcpClientConfig(std::string_view text) {
   }
   McpEndpoint out;
   out.url = std::string(url->as_string());
-  if (auto parsed = parseHttpUrl(out.url); !parsed.isOk()) {
+  if (auto parsed = http::parseHttpUrl(out.url); !parsed.isOk()) {
     return badConfig(parsed.status().message());
   }
   if (const json::value* headers = s.if_contains("headers"); headers != nullptr) {
@@ -52,7 +52,7 @@ Result<McpEndpoint> parseMcpClientConfig(std::string_view text) {
       if (!value.is_string()) {
         return badConfig("header `" + std::string(name) + "` is not a string");
       }
-      out.headers.push_back(HttpHeader{std::string(name), std::string(value.as_string())});
+      out.headers.push_back(http::HttpHeader{std::string(name), std::string(value.as_string())});
     }
   }
   return out;

@@ -17,14 +17,14 @@
 
 #include "base/file_system.h"
 #include "base/result.h"
-#include "mcp/http_client.h"
+#include "http/client.h"
 
 namespace shoal::mcp {
 
 // The endpoint an MCP client config names.
 struct McpEndpoint {
   std::string url;
-  std::vector<HttpHeader> headers;  // sent with every request (e.g. Authorization)
+  std::vector<http::HttpHeader> headers;  // sent with every request (e.g. Authorization)
 };
 
 Result<McpEndpoint> parseMcpClientConfig(std::string_view text);

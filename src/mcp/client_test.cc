@@ -1,11 +1,12 @@
-// The client side of a seat's endpoint (mcp/client_config.h, mcp/http_client.h): the config
+// The client side of a seat's endpoint (mcp/client_config.h, http/client.h): the config
 // file, URLs, SSE bodies. mcp::Client against a real server is tested where a seat is
 // (daemon/claude_seat_test.cc) and in tests/mcp_sdk.
+#include "http/client.h"
+
 #include <string>
 
+#include "http/event_stream.h"
 #include "mcp/client_config.h"
-#include "mcp/event_stream.h"
-#include "mcp/http_client.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -61,33 +62,33 @@ TEST(McpClientConfigTest, UnusableConfigsAreRefusedWithTheReason) {
 
 // URLs split into what a request needs; the Host header keeps the port (the server checks it).
 TEST(HttpUrlTest, UrlsSplitIntoHostPortAndTarget) {
-  auto u = parseHttpUrl("http://127.0.0.1:41234/mcp?x=1#frag");
+  auto u = http::parseHttpUrl("http://127.0.0.1:41234/mcp?x=1#frag");
   ASSERT_TRUE(u.isOk());
   EXPECT_EQ(u->host, "127.0.0.1");
   EXPECT_EQ(u->port, "41234");
   EXPECT_EQ(u->target, "/mcp?x=1");
   EXPECT_EQ(u->hostHeader, "127.0.0.1:41234");
-  auto v6 = parseHttpUrl("http://[::1]:8080");
+  auto v6 = http::parseHttpUrl("http://[::1]:8080");
   ASSERT_TRUE(v6.isOk());
   EXPECT_EQ(v6->host, "::1");
   EXPECT_EQ(v6->port, "8080");
   EXPECT_EQ(v6->target, "/");
-  EXPECT_EQ(parseHttpUrl("http://localhost/mcp")->port, "80");
-  EXPECT_EQ(parseHttpUrl("ftp://h/").status().reason(), "bad-url");
-  EXPECT_EQ(parseHttpUrl("http://h:99999/").status().reason(), "bad-url");
-  EXPECT_EQ(parseHttpUrl("http://u:p@h:1/").status().reason(), "bad-url");
-  EXPECT_EQ(parseHttpUrl("http://:1/").status().reason(), "bad-url");
+  EXPECT_EQ(http::parseHttpUrl("http://localhost/mcp")->port, "80");
+  EXPECT_EQ(http::parseHttpUrl("ftp://h/").status().reason(), "bad-url");
+  EXPECT_EQ(http::parseHttpUrl("http://h:99999/").status().reason(), "bad-url");
+  EXPECT_EQ(http::parseHttpUrl("http://u:p@h:1/").status().reason(), "bad-url");
+  EXPECT_EQ(http::parseHttpUrl("http://:1/").status().reason(), "bad-url");
 }
 
 // Each SSE event's data is one message; comments and empty (priming) events are not.
 TEST(SseEventDataTest, EachEventsDataInOrder) {
-  EXPECT_THAT(sseEventData("event: message\ndata: {\"a\":1}\n\n"
-                           ": a comment\n\n"
-                           "id: 7\ndata:\n\n"
-                           "data: [1,\r\ndata: 2]\r\n\r\n"
-                           "data:{\"last\":true}"),
+  EXPECT_THAT(http::sseEventData("event: message\ndata: {\"a\":1}\n\n"
+                                 ": a comment\n\n"
+                                 "id: 7\ndata:\n\n"
+                                 "data: [1,\r\ndata: 2]\r\n\r\n"
+                                 "data:{\"last\":true}"),
               ElementsAre("{\"a\":1}", "[1,\n2]", "{\"last\":true}"));
-  EXPECT_THAT(sseEventData(""), IsEmpty());
+  EXPECT_THAT(http::sseEventData(""), IsEmpty());
 }
 
 // A stream arrives in arbitrary pieces: fed one byte at a time (a CRLF split between two
@@ -95,7 +96,7 @@ TEST(SseEventDataTest, EachEventsDataInOrder) {
 TEST(SseEventDataTest, TheDecoderIsIndifferentToHowTheBytesAreSplit) {
   const std::string body =
       "data: {\"type\":\"server.connected\"}\r\n\r\n: hb\r\ndata: a\r\ndata: b\r\n\r\ndata: c\n\n";
-  SseDecoder decoder;
+  http::SseDecoder decoder;
   std::vector<std::string> events;
   for (char c : body)
     decoder.feed(std::string_view(&c, 1), events);
@@ -103,7 +104,7 @@ TEST(SseEventDataTest, TheDecoderIsIndifferentToHowTheBytesAreSplit) {
   decoder.finish(events);
   EXPECT_EQ(events.size(), 3u);  // nothing pending at the end
   EXPECT_EQ(decoder.pendingBytes(), 0u);
-  EXPECT_EQ(sseEventData(body), events);
+  EXPECT_EQ(http::sseEventData(body), events);
 }
 
 }  // namespace

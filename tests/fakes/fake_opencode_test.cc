@@ -16,7 +16,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "mcp/http_client.h"
+#include "http/client.h"
 #include "piped_child.h"
 #include "testing/eventually.h"
 #include "testing/temp_dir.h"
@@ -309,18 +309,18 @@ class FakeOpenCodeTest : public ::testing::Test {
     return fake;
   }
 
-  static mcp::HttpReply call(int port, const std::string& method, const std::string& path,
-                             const std::string& body = "") {
-    mcp::HttpClientOptions options;
+  static http::HttpReply call(int port, const std::string& method, const std::string& path,
+                              const std::string& body = "") {
+    http::HttpClientOptions options;
     options.connectTimeout = milliseconds(2000);
     options.responseTimeout = kDefaultWait;
     auto client =
-        mcp::HttpClient::forUrl("http://127.0.0.1:" + std::to_string(port) + path, options);
+        http::HttpClient::forUrl("http://127.0.0.1:" + std::to_string(port) + path, options);
     if (!client.isOk()) {
       ADD_FAILURE() << client.status().toString();
       return {};
     }
-    mcp::HttpCall request;
+    http::HttpCall request;
     request.method = method;
     if (!body.empty()) request.headers.push_back({"Content-Type", "application/json"});
     request.body = body;
@@ -333,19 +333,19 @@ class FakeOpenCodeTest : public ::testing::Test {
   }
 
   // The reply's body as JSON ({} / null when it is not JSON).
-  static json::value body(const mcp::HttpReply& reply) {
+  static json::value body(const http::HttpReply& reply) {
     boost::system::error_code ec;
     json::value v = json::parse(reply.body, ec);
     return ec ? json::value() : v;
   }
 
-  static json::object object(const mcp::HttpReply& reply) {
+  static json::object object(const http::HttpReply& reply) {
     json::value v = body(reply);
     return v.is_object() ? v.as_object() : json::object{};
   }
 
   static std::string createSession(int port, const std::string& title = "rt test") {
-    mcp::HttpReply reply =
+    http::HttpReply reply =
         call(port, "POST", "/session", json::serialize(json::object{{"title", title}}));
     EXPECT_EQ(reply.status, 200) << reply.body;
     json::object info = object(reply);
@@ -372,7 +372,7 @@ class FakeOpenCodeTest : public ::testing::Test {
   // prompt_async, expecting 204 with no body.
   static void promptAsync(int port, const std::string& session, const std::string& text,
                           const std::string& messageId = "") {
-    mcp::HttpReply reply =
+    http::HttpReply reply =
         call(port, "POST", "/session/" + session + "/prompt_async", promptBody(text, messageId));
     EXPECT_EQ(reply.status, 204) << reply.body;
     EXPECT_EQ(reply.body, "");
@@ -435,8 +435,8 @@ class FakeOpenCodeTest : public ::testing::Test {
         json::object{{"providerID", provider}, {"modelID", model}, {"auto", false}});
   }
 
-  static mcp::HttpReply summarize(int port, const std::string& session,
-                                  const std::string& body = summarizeBody()) {
+  static http::HttpReply summarize(int port, const std::string& session,
+                                   const std::string& body = summarizeBody()) {
     return call(port, "POST", "/session/" + session + "/summarize", body);
   }
 
@@ -464,12 +464,12 @@ TEST_F(FakeOpenCodeTest, ListeningLineNamesABoundPortAndOnlyLoopbackIsServed) {
   Fake fake = start({"--listen-delay-ms=30", "--turn-ms", "5"});
   ASSERT_NE(fake.port, 0);
   EXPECT_GT(fake.port, 0);
-  mcp::HttpReply doc = call(fake.port, "GET", "/doc");
+  http::HttpReply doc = call(fake.port, "GET", "/doc");
   EXPECT_EQ(doc.status, 200);
   json::object spec = object(doc);
   EXPECT_EQ(str(spec, "openapi"), "3.1.0");
   EXPECT_TRUE(spec.at("paths").as_object().contains("/session/{sessionID}/prompt_async"));
-  mcp::HttpReply unknown = call(fake.port, "GET", "/config/nope");
+  http::HttpReply unknown = call(fake.port, "GET", "/config/nope");
   EXPECT_EQ(unknown.status, 404);
   EXPECT_EQ(str(object(unknown), "name"), "NotFoundError");
 
@@ -543,7 +543,7 @@ TEST_F(FakeOpenCodeTest, CallerMessageIdIsStoredVerbatimAndIsTheAssistantsParent
   ASSERT_NE(user, events.end());
   EXPECT_EQ(str(props(*user).at("info").as_object(), "id"), mid);
 
-  mcp::HttpReply exact = call(fake.port, "GET", "/session/" + session + "/message/" + mid);
+  http::HttpReply exact = call(fake.port, "GET", "/session/" + session + "/message/" + mid);
   ASSERT_EQ(exact.status, 200) << exact.body;
   json::object message = object(exact);
   EXPECT_EQ(str(message.at("info").as_object(), "id"), mid);
@@ -553,7 +553,7 @@ TEST_F(FakeOpenCodeTest, CallerMessageIdIsStoredVerbatimAndIsTheAssistantsParent
   EXPECT_EQ(str(answers[0].at("info").as_object(), "finish"), "stop");
 
   const std::string mid2 = mintMessageId();
-  mcp::HttpReply sync =
+  http::HttpReply sync =
       call(fake.port, "POST", "/session/" + session + "/message", promptBody("deliver: two", mid2));
   ASSERT_EQ(sync.status, 200) << sync.body;
   json::object assistant = object(sync);
@@ -574,33 +574,33 @@ TEST_F(FakeOpenCodeTest, BadInputGets400AndUnknownSessionsGet404) {
   const std::string session = createSession(fake.port);
   const std::string prompt = "/session/" + session + "/prompt_async";
 
-  mcp::HttpReply noPrefix = call(fake.port, "POST", prompt, promptBody("x", "client-1"));
+  http::HttpReply noPrefix = call(fake.port, "POST", prompt, promptBody("x", "client-1"));
   EXPECT_EQ(noPrefix.status, 400);
   EXPECT_EQ(
       noPrefix.body,
       R"({"name":"BadRequest","data":{"message":"Expected a string starting with \"msg\", got \"client-1\""}})");
-  mcp::HttpReply number =
+  http::HttpReply number =
       call(fake.port, "POST", prompt, R"({"messageID":5,"parts":[{"type":"text","text":"x"}]})");
   EXPECT_EQ(number.status, 400);
   EXPECT_NE(number.body.find("got 5"), std::string::npos) << number.body;
-  mcp::HttpReply malformed = call(fake.port, "POST", prompt, "{\"parts\":[");
+  http::HttpReply malformed = call(fake.port, "POST", prompt, "{\"parts\":[");
   EXPECT_EQ(malformed.status, 400);
   EXPECT_EQ(str(object(malformed), "name"), "BadRequest");
-  mcp::HttpReply noParts = call(fake.port, "POST", prompt, R"({"messageID":"msg_x"})");
+  http::HttpReply noParts = call(fake.port, "POST", prompt, R"({"messageID":"msg_x"})");
   EXPECT_EQ(noParts.status, 400);
   EXPECT_EQ(str(object(noParts), "name"), "BadRequest");
 
   const std::string missing =
       R"({"name":"NotFoundError","data":{"message":"Session not found: ses_unknown"}})";
-  mcp::HttpReply unknownPrompt =
+  http::HttpReply unknownPrompt =
       call(fake.port, "POST", "/session/ses_unknown/prompt_async", promptBody("x"));
   EXPECT_EQ(unknownPrompt.status, 404);
   EXPECT_EQ(unknownPrompt.body, missing);
-  mcp::HttpReply unknownGet = call(fake.port, "GET", "/session/ses_unknown");
+  http::HttpReply unknownGet = call(fake.port, "GET", "/session/ses_unknown");
   EXPECT_EQ(unknownGet.status, 404);
   EXPECT_EQ(unknownGet.body, missing);
   EXPECT_EQ(call(fake.port, "GET", "/session/ses_unknown/message").status, 404);
-  mcp::HttpReply unknownMessage =
+  http::HttpReply unknownMessage =
       call(fake.port, "GET", "/session/" + session + "/message/msg_nope");
   EXPECT_EQ(unknownMessage.status, 404);
   EXPECT_EQ(str(object(unknownMessage), "name"), "NotFoundError");
@@ -694,7 +694,7 @@ TEST_F(FakeOpenCodeTest, AbortEndsTheAnswerWithMessageAbortedError) {
   ASSERT_FALSE(head.empty());
   const std::string assistant = str(props(head.back()).at("info").as_object(), "id");
 
-  mcp::HttpReply aborted = call(fake.port, "POST", "/session/" + session + "/abort");
+  http::HttpReply aborted = call(fake.port, "POST", "/session/" + session + "/abort");
   EXPECT_EQ(aborted.status, 200);
   EXPECT_EQ(aborted.body, "true");
   auto tail = untilIdle(*stream, session);
@@ -824,13 +824,13 @@ TEST_F(FakeOpenCodeTest, StatePersistsAcrossARestart) {
   }
   Fake again = start();
   ASSERT_NE(again.port, 0);
-  mcp::HttpReply info = call(again.port, "GET", "/session/" + session);
+  http::HttpReply info = call(again.port, "GET", "/session/" + session);
   ASSERT_EQ(info.status, 200) << info.body;
   EXPECT_EQ(str(object(info), "title"), "persisted");
   json::value list = body(call(again.port, "GET", "/session/" + session + "/message"));
   ASSERT_TRUE(list.is_array());
   EXPECT_EQ(list.as_array().size(), 2u);
-  mcp::HttpReply user = call(again.port, "GET", "/session/" + session + "/message/" + mid);
+  http::HttpReply user = call(again.port, "GET", "/session/" + session + "/message/" + mid);
   ASSERT_EQ(user.status, 200);
   EXPECT_EQ(str(object(user).at("parts").as_array().at(0).as_object(), "text"), "remember me");
   auto answers = assistantsOf(again.port, session, mid);
@@ -886,7 +886,7 @@ TEST_F(FakeOpenCodeTest, FakeLogRecordsRequestsInputsTurnsAndTheExit) {
   ASSERT_NE(stream, nullptr);
   const std::string session = createSession(fake.port, *stream);
   const std::string mid = mintMessageId();
-  mcp::HttpReply accepted =
+  http::HttpReply accepted =
       call(fake.port, "POST", "/session/" + session + "/prompt_async?directory=/tmp/project",
            promptBody("logged text", mid));
   EXPECT_EQ(accepted.status, 204);
@@ -1128,7 +1128,7 @@ TEST_F(FakeOpenCodeTest, SummarizeCompactsAndAnswersTrue) {
   promptAsync(fake.port, session, "hello opencode", mid);
   untilIdle(*stream, session);
 
-  mcp::HttpReply reply = summarize(fake.port, session);
+  http::HttpReply reply = summarize(fake.port, session);
   EXPECT_EQ(reply.status, 200);
   EXPECT_EQ(reply.body, "true");
   auto events = untilIdle(*stream, session);
@@ -1196,7 +1196,7 @@ TEST_F(FakeOpenCodeTest, PromptDuringSummarizeIsQueuedBehindTheCompaction) {
   auto stream = subscribe(fake.port);
   ASSERT_NE(stream, nullptr);
   const std::string session = createSession(fake.port, *stream);
-  mcp::HttpReply reply;
+  http::HttpReply reply;
   std::thread caller([&] { reply = summarize(fake.port, session); });
   auto head =
       until(*stream, [](const json::object& e) { return label(e) == "message.updated:assistant"; });
@@ -1237,20 +1237,20 @@ TEST_F(FakeOpenCodeTest, SummarizeRefusesBadInputAndAnUnknownModel) {
   ASSERT_NE(stream, nullptr);
   const std::string session = createSession(fake.port, *stream);
 
-  mcp::HttpReply empty = summarize(fake.port, session, "{}");
+  http::HttpReply empty = summarize(fake.port, session, "{}");
   EXPECT_EQ(empty.status, 400);
   EXPECT_EQ(
       empty.body,
       R"({"name":"BadRequest","data":{"message":"Missing key\n  at [\"providerID\"]","kind":"Payload"}})");
-  mcp::HttpReply noModel = summarize(fake.port, session, R"({"providerID":"fake"})");
+  http::HttpReply noModel = summarize(fake.port, session, R"({"providerID":"fake"})");
   EXPECT_EQ(noModel.status, 400);
   EXPECT_NE(noModel.body.find(R"(at [\"modelID\"])"), std::string::npos) << noModel.body;
-  mcp::HttpReply unknown = summarize(fake.port, "ses_unknown");
+  http::HttpReply unknown = summarize(fake.port, "ses_unknown");
   EXPECT_EQ(unknown.status, 404);
   EXPECT_EQ(unknown.body,
             R"({"name":"NotFoundError","data":{"message":"Session not found: ses_unknown"}})");
 
-  mcp::HttpReply wrong = summarize(fake.port, session, summarizeBody("fake", "nope"));
+  http::HttpReply wrong = summarize(fake.port, session, summarizeBody("fake", "nope"));
   EXPECT_EQ(wrong.status, 500);
   json::object error = object(wrong);
   EXPECT_EQ(str(error, "name"), "UnknownError");
@@ -1282,7 +1282,7 @@ TEST_F(FakeOpenCodeTest, SummarizeFailEndsWithoutCompaction) {
   auto stream = subscribe(fake.port);
   ASSERT_NE(stream, nullptr);
   const std::string session = createSession(fake.port, *stream);
-  mcp::HttpReply reply = summarize(fake.port, session);
+  http::HttpReply reply = summarize(fake.port, session);
   EXPECT_EQ(reply.status, 200);
   EXPECT_EQ(reply.body, "true");
   auto events = untilIdle(*stream, session, 2);
@@ -1309,7 +1309,7 @@ TEST_F(FakeOpenCodeTest, SummarizeNoCompactedLeavesOutTheCompactedEvent) {
   auto stream = subscribe(fake.port);
   ASSERT_NE(stream, nullptr);
   const std::string session = createSession(fake.port, *stream);
-  mcp::HttpReply reply = summarize(fake.port, session);
+  http::HttpReply reply = summarize(fake.port, session);
   EXPECT_EQ(reply.status, 200);
   EXPECT_EQ(reply.body, "true");
   EXPECT_EQ(labels(untilIdle(*stream, session)), summarizeEvents(false));
@@ -1324,7 +1324,7 @@ TEST_F(FakeOpenCodeTest, SummarizeRetryRetriesUntilAborted) {
   ASSERT_NE(stream, nullptr);
   const std::string session = createSession(fake.port, *stream);
   std::atomic<bool> returned{false};
-  mcp::HttpReply reply;
+  http::HttpReply reply;
   std::thread caller([&] {
     reply = summarize(fake.port, session);
     returned = true;

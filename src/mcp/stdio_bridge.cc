@@ -1,4 +1,4 @@
-#include "cli/mcp_bridge.h"
+#include "mcp/stdio_bridge.h"
 
 #include <algorithm>
 #include <cctype>
@@ -9,7 +9,7 @@
 
 #include "base/log.h"
 
-namespace shoal::cli {
+namespace shoal::mcp {
 namespace {
 
 namespace json = boost::json;
@@ -127,10 +127,10 @@ std::string exchangeFailure(const Status& status) {
 
 // The JSON messages in a response body: the body itself, or each SSE event's data. Pieces that
 // are not JSON are logged and dropped.
-std::vector<json::value> bodyMessages(const HttpReply& reply) {
+std::vector<json::value> bodyMessages(const http::HttpReply& reply) {
   std::vector<std::string> pieces;
   if (lower(reply.header("Content-Type")).rfind("text/event-stream", 0) == 0) {
-    pieces = mcp::sseEventData(reply.body);
+    pieces = http::sseEventData(reply.body);
   } else if (!trim(reply.body).empty()) {
     pieces.emplace_back(reply.body);
   }
@@ -153,8 +153,8 @@ std::vector<json::value> bodyMessages(const HttpReply& reply) {
 McpBridge::McpBridge(McpEndpoint endpoint, HttpSend send)
     : endpoint_(std::move(endpoint)), send_(std::move(send)) {}
 
-std::vector<HttpHeader> McpBridge::requestHeaders(bool inSession) const {
-  std::vector<HttpHeader> headers = endpoint_.headers;
+std::vector<http::HttpHeader> McpBridge::requestHeaders(bool inSession) const {
+  std::vector<http::HttpHeader> headers = endpoint_.headers;
   headers.push_back({"Content-Type", "application/json"});
   headers.push_back({"Accept", "application/json, text/event-stream"});
   if (inSession && !sessionId_.empty()) headers.push_back({"Mcp-Session-Id", sessionId_});
@@ -180,11 +180,11 @@ std::vector<std::string> McpBridge::relay(std::string_view line) {
   const bool initialize = isInitialize(message);
   if (initialize) endSession();  // a client that initializes again starts over
 
-  HttpCall call;
+  http::HttpCall call;
   call.method = "POST";
   call.headers = requestHeaders(/*inSession=*/!initialize);
   call.body = std::string(text);
-  Result<HttpReply> reply = send_(call);
+  Result<http::HttpReply> reply = send_(call);
 
   std::vector<std::string> out;
   std::vector<json::value> answered;
@@ -254,7 +254,7 @@ std::vector<std::string> McpBridge::relay(std::string_view line) {
 
 void McpBridge::endSession() {
   if (sessionId_.empty()) return;
-  HttpCall call;
+  http::HttpCall call;
   call.method = "DELETE";
   call.headers = endpoint_.headers;
   call.headers.push_back({"Mcp-Session-Id", sessionId_});
@@ -276,4 +276,4 @@ void McpBridge::finish() {
   endSession();
 }
 
-}  // namespace shoal::cli
+}  // namespace shoal::mcp

@@ -15,7 +15,7 @@
 
 #include "base/status.h"
 
-namespace shoal::mcp {
+namespace shoal::http {
 
 // The SSE grammar: lines end with CRLF, LF or CR; `data:` lines accumulate (one leading space
 // dropped, several joined with "\n"); a blank line dispatches a non-empty data; comments and
@@ -61,4 +61,4 @@ class ChunkedDecoder {
   bool ended_ = false;
 };
 
-}  // namespace shoal::mcp
+}  // namespace shoal::http

@@ -1,6 +1,6 @@
 // McpBridge against a scripted HTTP endpoint: the headers each request carries, how answers
 // become stdout lines, and that every request gets an answer whatever the endpoint does.
-#include "cli/mcp_bridge.h"
+#include "mcp/stdio_bridge.h"
 
 #include <deque>
 #include <string>
@@ -11,7 +11,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-namespace shoal::cli {
+namespace shoal::mcp {
 namespace {
 
 namespace json = boost::json;
@@ -25,22 +25,22 @@ constexpr const char* kSeatConfig =
 
 // The endpoint: records every call and answers from a script (an error once it runs out).
 struct ScriptedEndpoint {
-  std::vector<HttpCall> calls;
-  std::deque<Result<HttpReply>> replies;
+  std::vector<http::HttpCall> calls;
+  std::deque<Result<http::HttpReply>> replies;
 
   HttpSend send() {
-    return [this](const HttpCall& call) -> Result<HttpReply> {
+    return [this](const http::HttpCall& call) -> Result<http::HttpReply> {
       calls.push_back(call);
       if (replies.empty()) return internalError("unscripted", "no reply scripted for this call");
-      Result<HttpReply> r = replies.front();
+      Result<http::HttpReply> r = replies.front();
       replies.pop_front();
       return r;
     };
   }
 
   void answer(int status, std::string contentType, std::string body,
-              std::vector<HttpHeader> headers = {}) {
-    HttpReply r;
+              std::vector<http::HttpHeader> headers = {}) {
+    http::HttpReply r;
     r.status = status;
     if (!contentType.empty()) headers.push_back({"Content-Type", std::move(contentType)});
     r.headers = std::move(headers);
@@ -49,8 +49,8 @@ struct ScriptedEndpoint {
   }
 };
 
-std::string headerOf(const HttpCall& call, std::string_view name) {
-  HttpReply asReply;
+std::string headerOf(const http::HttpCall& call, std::string_view name) {
+  http::HttpReply asReply;
   asReply.headers = call.headers;
   return asReply.header(name);
 }
@@ -89,7 +89,7 @@ class McpBridgeTest : public ::testing::Test {
 // response and the version its result negotiated, with the token, Content-Type and Accept.
 TEST_F(McpBridgeTest, LaterRequestsCarryTheSessionAndNegotiatedVersion) {
   initialize();
-  const HttpCall& init = endpoint_.calls.at(0);
+  const http::HttpCall& init = endpoint_.calls.at(0);
   EXPECT_EQ(init.method, "POST");
   EXPECT_EQ(init.body, kInitialize);
   EXPECT_EQ(headerOf(init, "Authorization"), "Bearer tok-1");
@@ -257,4 +257,4 @@ TEST_F(McpBridgeTest, SessionsAreEndedWithDelete) {
 }
 
 }  // namespace
-}  // namespace shoal::cli
+}  // namespace shoal::mcp

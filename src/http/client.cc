@@ -1,4 +1,4 @@
-#include "mcp/http_client.h"
+#include "http/client.h"
 
 #include <algorithm>
 #include <cctype>
@@ -11,9 +11,9 @@
 #include <boost/beast/http.hpp>
 #include <fmt/format.h>
 
-#include "mcp/sse_decoder.h"
+#include "http/sse_decoder.h"
 
-namespace shoal::mcp {
+namespace shoal::http {
 namespace {
 
 namespace asio = boost::asio;
@@ -244,4 +244,4 @@ std::vector<std::string> sseEventData(std::string_view body) {
   return events;
 }
 
-}  // namespace shoal::mcp
+}  // namespace shoal::http

@@ -1,6 +1,6 @@
 // HttpClient: a small synchronous HTTP/1.1 client for one plain-http URL — what mcp::Client
-// and `shoal mcp` (cli/mcp_bridge.h) use to reach a seat's MCP endpoint on 127.0.0.1. Not a general
-// client: no TLS, no redirects, no proxies, no connection reuse.
+// and `shoal mcp` (mcp/stdio_bridge.h) use to reach a seat's MCP endpoint on 127.0.0.1. Not a
+// general client: no TLS, no redirects, no proxies, no connection reuse.
 //
 // Each send() opens a fresh TCP connection, writes one request (`Host` from the URL,
 // `Connection: close`), reads the whole response and closes. A fresh connection per request
@@ -31,7 +31,7 @@
 
 #include "base/result.h"
 
-namespace shoal::mcp {
+namespace shoal::http {
 
 struct HttpHeader {
   std::string name;
@@ -95,4 +95,4 @@ class HttpClient {
   HttpClientOptions options_;
 };
 
-}  // namespace shoal::mcp
+}  // namespace shoal::http

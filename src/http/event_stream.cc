@@ -1,4 +1,4 @@
-#include "mcp/event_stream.h"
+#include "http/event_stream.h"
 
 #include <algorithm>
 #include <cctype>
@@ -13,9 +13,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "mcp/http_client.h"
+#include "http/client.h"
 
-namespace shoal::mcp {
+namespace shoal::http {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -239,4 +239,4 @@ Result<std::optional<std::string>> EventStream::next(std::chrono::milliseconds t
   }
 }
 
-}  // namespace shoal::mcp
+}  // namespace shoal::http

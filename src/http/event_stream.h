@@ -1,6 +1,6 @@
 // EventStream: one `GET` of a text/event-stream URL held open and read event by event — what
 // the OpenCode driver uses for `GET /event` (daemon/opencode_driver.h). The framings it reads
-// (chunked transfer coding, the SSE grammar) are the pure decoders of mcp/sse_decoder.h.
+// (chunked transfer coding, the SSE grammar) are the pure decoders of http/sse_decoder.h.
 //
 // The stream is plain http on one TCP connection (no TLS, redirects or reconnection: a stream
 // that ends is over, and the caller decides what that means — OpenCode's has no replay cursor,
@@ -29,9 +29,9 @@
 #include <vector>
 
 #include "base/result.h"
-#include "mcp/sse_decoder.h"
+#include "http/sse_decoder.h"
 
-namespace shoal::mcp {
+namespace shoal::http {
 
 struct EventStreamOptions {
   std::chrono::milliseconds connectTimeout{5000};
@@ -73,4 +73,4 @@ class EventStream {
   size_t readyAt_ = 0;
 };
 
-}  // namespace shoal::mcp
+}  // namespace shoal::http

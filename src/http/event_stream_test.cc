@@ -1,7 +1,7 @@
 // EventStream against a scripted one-connection HTTP server on loopback: events that arrive
 // with the response head, chunks split anywhere, the end of the stream, a refused stream, and
 // close() from another thread.
-#include "mcp/event_stream.h"
+#include "http/event_stream.h"
 
 #include <chrono>
 #include <string>
@@ -14,7 +14,7 @@
 
 #include <gtest/gtest.h>
 
-namespace shoal::mcp {
+namespace shoal::http {
 namespace {
 
 using std::chrono::milliseconds;
@@ -149,4 +149,4 @@ TEST(EventStreamTest, NobodyListeningIsAConnectFailure) {
 }
 
 }  // namespace
-}  // namespace shoal::mcp
+}  // namespace shoal::http

@@ -1,4 +1,5 @@
-// McpBridge: the MCP stdio transport on one side, a Streamable HTTP endpoint on the other —
+// McpBridge (the stdio bridge): the MCP stdio transport on one side, a Streamable HTTP
+// endpoint on the other —
 // what `shoal mcp` runs, so that a runtime that launches only stdio MCP servers can use a
 // seat's tools (docs/cli.md "shoal mcp", src/mcp/README.md for the server's rules).
 //
@@ -36,22 +37,17 @@
 
 #include "base/file_system.h"
 #include "base/result.h"
+#include "http/client.h"
 #include "mcp/client_config.h"
-#include "mcp/http_client.h"
 
-namespace shoal::cli {
+namespace shoal::mcp {
 
 // JSON-RPC "server error" (the implementation-defined range): the endpoint was not reachable or
 // did not answer the request.
 inline constexpr int kBridgeErrorCode = -32000;
 
-using mcp::HttpCall;
-using mcp::HttpHeader;
-using mcp::HttpReply;
-using mcp::McpEndpoint;
-
-// One HTTP exchange with the endpoint (HttpClient::send in production, a fake in tests).
-using HttpSend = std::function<Result<HttpReply>(const HttpCall&)>;
+// One HTTP exchange with the endpoint (http::HttpClient::send in production, a fake in tests).
+using HttpSend = std::function<Result<http::HttpReply>(const http::HttpCall&)>;
 
 class McpBridge {
  public:
@@ -67,7 +63,7 @@ class McpBridge {
   const std::string& protocolVersion() const { return protocolVersion_; }
 
  private:
-  std::vector<HttpHeader> requestHeaders(bool inSession) const;
+  std::vector<http::HttpHeader> requestHeaders(bool inSession) const;
   void endSession();
 
   const McpEndpoint endpoint_;
@@ -76,4 +72,4 @@ class McpBridge {
   std::string protocolVersion_;  // what that initialize result negotiated
 };
 
-}  // namespace shoal::cli
+}  // namespace shoal::mcp

@@ -1,9 +1,9 @@
-#include "mcp/sse_decoder.h"
+#include "http/sse_decoder.h"
 
 #include <algorithm>
 #include <cstdlib>
 
-namespace shoal::mcp {
+namespace shoal::http {
 
 void SseDecoder::feed(std::string_view bytes, std::vector<std::string>& out) {
   for (char c : bytes) {
@@ -98,4 +98,4 @@ Status ChunkedDecoder::decode(std::string& bytes, std::string& payload) {
   return Status::ok();
 }
 
-}  // namespace shoal::mcp
+}  // namespace shoal::http

@@ -1,7 +1,7 @@
 // The pure framings under an event stream: chunked transfer coding fed in arbitrary pieces, and
 // the SSE grammar's line endings (the socket side is event_stream_test.cc; whole bodies are
 // client_test.cc's sseEventData tests).
-#include "mcp/sse_decoder.h"
+#include "http/sse_decoder.h"
 
 #include <string>
 #include <vector>
@@ -9,7 +9,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-namespace shoal::mcp {
+namespace shoal::http {
 namespace {
 
 using ::testing::ElementsAre;
@@ -72,4 +72,4 @@ TEST(SseDecoderTest, EveryLineEndingEndsALine) {
 }
 
 }  // namespace
-}  // namespace shoal::mcp
+}  // namespace shoal::http
