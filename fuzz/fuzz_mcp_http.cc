@@ -28,9 +28,9 @@
 
 #include "base/log.h"
 #include "fuzz_check.h"
+#include "http/sse_decoder.h"
 #include "mcp/http_handler.h"
 #include "mcp/sample_tools.h"
-#include "http/sse_decoder.h"
 
 namespace shoal::mcp {
 namespace {

@@ -2,7 +2,7 @@
 // client of a shoal_mcp Server: sdk_client.mjs connects over Streamable HTTP with a bearer
 // token, lists the tools, calls each, and prints one JSON line that these tests check.
 // sdk_stdio_client.mjs makes the same calls over stdio through `shoal mcp --config` (the
-// bridge, cli/mcp_bridge.h), which relays them to the same kind of Server.
+// bridge, mcp/stdio_bridge.h), which relays them to the same kind of Server.
 //
 // The suite installs the SDK once per test process (sdk_harness.h; install.sh is idempotent and
 // serialises parallel installs). Without node/npm the script exits 3 and every test skips,
