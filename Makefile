@@ -12,7 +12,7 @@ SHOAL_UP_FLAGS ?=
 TRY := $(if $(shell command -v shoal 2>/dev/null),shoal,$(SHOAL))
 
 .PHONY: all bootstrap configure build build-run run down install test unit fuzz-build \
-        fuzz-smoke fuzz fuzz-long soak bench asan tsan format format-check lint check-docs clean
+        fuzz-smoke fuzz fuzz-long soak bench asan tsan format format-check lint check-docs check-structure clean
 
 all: build
 
@@ -51,13 +51,18 @@ install: build-run
 	@echo "✓ installed shoal, shoal-ack and shoal-demo-agent in $(PREFIX)/bin (bash completion too)"
 	@case ":$$PATH:" in *":$(PREFIX)/bin:"*) ;; *) echo "! $(PREFIX)/bin is not on your PATH: add it (export PATH=\"$(PREFIX)/bin:\$$PATH\")";; esac
 
-# Everything CI runs: formatting, the docs check, the fuzz smoke run, then every CTest test.
-test: build format-check check-docs fuzz-smoke
+# Everything CI runs: formatting, the docs and structure checks, the fuzz smoke run, then every
+# CTest test.
+test: build format-check check-docs check-structure fuzz-smoke
 	@ctest --preset default
 
 # The docs point at nothing outside the repository, and module READMEs match the code.
 check-docs:
 	@scripts/check-docs
+
+# No #include crosses the module layers upwards; no .cc over 1,500 lines, no header over 300.
+check-structure:
+	@scripts/check-structure
 
 unit: build
 	@ctest --preset unit

@@ -4,7 +4,7 @@
 //
 //   stdin_probe FIFO
 //
-// The end of a block (src/daemon/presentation.h, exec_driver.cc): the line
+// The end of a block (src/daemon/presentation.h, runtime/exec/driver.cc): the line
 // `=== end of shoal delivery: what to do now ===` starts the tail, the tail's lines follow
 // (none of them empty), and the exec driver writes ONE extra line feed after the block — so
 // the first empty line after the tail opening completes the block. A line starting with `===`

@@ -13,10 +13,25 @@ if(SHOAL_WERROR)
   target_compile_options(shoal_warnings INTERFACE -Werror)
 endif()
 
-# shoal_library(NAME SOURCES ... DEPS ...): a module's static library `shoal_<NAME>`,
+# shoal_library(NAME SOURCES ... DEPS ...): a module's static library `shoal_<NAME>` (NAME must be
+# in SHOAL_LAYERS, and every shoal_* in DEPS below it),
 # with src/ as the include root (`#include "base/status.h"`).
 function(shoal_library name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  # The layer rule (SHOAL_LAYERS, src/CMakeLists.txt): a module links only modules below it.
+  list(FIND SHOAL_LAYERS ${name} own)
+  if(own EQUAL -1)
+    message(FATAL_ERROR "shoal_${name}: module ${name} is not in SHOAL_LAYERS (src/CMakeLists.txt)")
+  endif()
+  foreach(dep ${ARG_DEPS})
+    if(dep MATCHES "^shoal_(.+)$")
+      list(FIND SHOAL_LAYERS ${CMAKE_MATCH_1} below)
+      if(below EQUAL -1 OR NOT below LESS own)
+        message(FATAL_ERROR "shoal_${name} may not depend on ${dep}: ${CMAKE_MATCH_1} is not "
+                            "below ${name} in SHOAL_LAYERS (src/CMakeLists.txt)")
+      endif()
+    endif()
+  endforeach()
   add_library(shoal_${name} STATIC ${ARG_SOURCES})
   target_include_directories(shoal_${name} PUBLIC ${PROJECT_SOURCE_DIR}/src)
   target_link_libraries(shoal_${name} PUBLIC ${ARG_DEPS} PRIVATE shoal_warnings)

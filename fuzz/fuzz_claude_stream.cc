@@ -1,5 +1,5 @@
 // fuzz_claude_stream: arbitrary bytes as one line of Claude Code's stream-json stdout
-// (daemon/claude_stream.h, parseClaudeLine), and as the uuid and text the stdin-line builders
+// (runtime/claude/stream.h, parseClaudeLine), and as the uuid and text the stdin-line builders
 // embed.
 //
 // Properties (besides "no crash, no sanitizer report"):
@@ -16,9 +16,9 @@
 
 #include <boost/json.hpp>
 
-#include "daemon/claude_stream.h"
 #include "fuzz_check.h"
 #include "fuzz_input.h"
+#include "runtime/claude/stream.h"
 #include "wire/token.h"
 
 namespace shoal::daemon {

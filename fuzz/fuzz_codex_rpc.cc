@@ -1,4 +1,4 @@
-// fuzz_codex_rpc: arbitrary bytes as one line of `codex app-server` output (daemon/codex_rpc.h,
+// fuzz_codex_rpc: arbitrary bytes as one line of `codex app-server` output (runtime/codex/rpc.h,
 // parseCodexLine), then through what the driver does with a parsed line (codexReadSnapshot,
 // codexThreadLost, codexDecline), and as the strings the request builders embed.
 //
@@ -19,11 +19,11 @@
 
 #include <boost/json.hpp>
 
-#include "daemon/codex_rpc.h"
 #include "daemon/inbox_leases.h"
 #include "fuzz_check.h"
 #include "fuzz_input.h"
 #include "fuzz_json.h"
+#include "runtime/codex/rpc.h"
 #include "wire/token.h"
 
 namespace shoal::daemon {

@@ -1,5 +1,5 @@
 // fuzz_opencode_events: arbitrary bytes as the data of one SSE event of OpenCode's `GET /event`
-// (daemon/opencode_events.h, parseOpenCodeEvent), and as the strings the request bodies embed.
+// (runtime/opencode/events.h, parseOpenCodeEvent), and as the strings the request bodies embed.
 //
 // Properties (besides "no crash, no sanitizer report"):
 // - a refusal is `opencode-event-malformed` with a message; anything that is not a JSON object
@@ -15,9 +15,9 @@
 
 #include <boost/json.hpp>
 
-#include "daemon/opencode_events.h"
 #include "fuzz_check.h"
 #include "fuzz_input.h"
+#include "runtime/opencode/events.h"
 #include "wire/token.h"
 
 namespace shoal::daemon {

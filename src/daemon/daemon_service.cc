@@ -14,8 +14,8 @@
 #include "base/file_system.h"
 #include "base/ids.h"
 #include "base/log.h"
-#include "daemon/runtime_driver.h"
 #include "daemon/seat_history.h"
+#include "daemon/seat_launch.h"
 #include "mesh/credential_rail.h"
 #include "transport/creds_file.h"
 

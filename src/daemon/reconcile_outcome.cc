@@ -18,9 +18,9 @@ std::string_view reconcileOutcomeName(ReconcileOutcome outcome) {
   return "unknown";
 }
 
-ReconcileOutcome reconcileOutcome(const DriverEvent& read, std::string_view threadId,
+ReconcileOutcome reconcileOutcome(const runtime::DriverEvent& read, std::string_view threadId,
                                   std::string_view identity, bool marker) {
-  if (read.kind != DriverEvent::Kind::kReconciled || read.threadId != threadId ||
+  if (read.kind != runtime::DriverEvent::Kind::kReconciled || read.threadId != threadId ||
       !read.detail.empty() || identity.empty()) {
     return ReconcileOutcome::kUnknown;
   }

@@ -12,7 +12,7 @@
 
 #include <string_view>
 
-#include "daemon/runtime_driver.h"
+#include "runtime/driver.h"
 
 namespace shoal::daemon {
 
@@ -21,7 +21,7 @@ std::string_view reconcileOutcomeName(ReconcileOutcome outcome);
 
 // `read` is a kReconciled event; `threadId` the owner's recorded thread; `marker` true when
 // `identity` is an inbox receipt (looked for in `read.markers`, else in `read.clientIds`).
-ReconcileOutcome reconcileOutcome(const DriverEvent& read, std::string_view threadId,
+ReconcileOutcome reconcileOutcome(const runtime::DriverEvent& read, std::string_view threadId,
                                   std::string_view identity, bool marker);
 
 }  // namespace shoal::daemon

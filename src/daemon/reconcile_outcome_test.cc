@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/codex_rpc.h"
+#include "runtime/codex/rpc.h"
 
 #include <gtest/gtest.h>
 
@@ -24,14 +24,14 @@ std::string readAnswer(const std::string& thread, const std::string& status, boo
 }
 
 // The kReconciled event the Codex driver makes of `answer`, read for thread `asked`.
-DriverEvent reconciled(const std::string& answer, const std::string& asked) {
-  auto line = parseCodexLine(answer);
+runtime::DriverEvent reconciled(const std::string& answer, const std::string& asked) {
+  auto line = runtime::parseCodexLine(answer);
   EXPECT_TRUE(line.isOk()) << line.status().toString();
-  DriverEvent e;
-  e.kind = DriverEvent::Kind::kReconciled;
+  runtime::DriverEvent e;
+  e.kind = runtime::DriverEvent::Kind::kReconciled;
   e.threadId = asked;
   if (!line.isOk()) return e;
-  CodexReadSnapshot snapshot = codexReadSnapshot(*line, asked);
+  runtime::CodexReadSnapshot snapshot = runtime::codexReadSnapshot(*line, asked);
   e.clientIds = std::move(snapshot.clientIds);
   e.markers = std::move(snapshot.markers);
   e.complete = snapshot.complete;
@@ -79,20 +79,20 @@ TEST(ReconcileOutcome, EveryOutcomeOfAThreadRead) {
   };
   for (const Row& row : rows) {
     SCOPED_TRACE(row.name);
-    DriverEvent read = reconciled(row.answer, "T");
+    runtime::DriverEvent read = reconciled(row.answer, "T");
     EXPECT_EQ(reconcileOutcomeName(reconcileOutcome(read, "T", row.identity, row.marker)),
               reconcileOutcomeName(row.want));
   }
 }
 
 TEST(ReconcileOutcome, AFailedReadOrAnotherOwnersThreadProvesNothing) {
-  DriverEvent read = reconciled(readAnswer("T", "idle", true), "T");
+  runtime::DriverEvent read = reconciled(readAnswer("T", "idle", true), "T");
   ASSERT_EQ(reconcileOutcome(read, "T", "h-9", false), O::kAbsent);
   EXPECT_EQ(reconcileOutcome(read, "U", "h-9", false), O::kUnknown) << "another owner's thread";
   EXPECT_EQ(reconcileOutcome(read, "T", "", false), O::kUnknown) << "no identity";
   read.detail = "thread/read refused: busy";
   EXPECT_EQ(reconcileOutcome(read, "T", "h-9", false), O::kUnknown) << "a refused read";
-  DriverEvent notARead;
+  runtime::DriverEvent notARead;
   notARead.threadId = "T";
   notARead.complete = true;
   EXPECT_EQ(reconcileOutcome(notARead, "T", "h-9", false), O::kUnknown) << "not a kReconciled";

@@ -3,7 +3,7 @@
 
 #include <sys/stat.h>
 
-#include "daemon/runtime_driver.h"
+#include "daemon/seat_launch.h"
 #include "testing/temp_dir.h"
 
 #include <gtest/gtest.h>

@@ -111,7 +111,8 @@ struct SeatOptions {
   // showing as `pending` (its thread active) is failed after this long.
   std::chrono::milliseconds reconcileReadTimeout{10000};
   std::chrono::milliseconds reconcilePendingCeiling{std::chrono::minutes(15)};
-  // OpenCode: how long a prompt waits for proof a run took it (LaunchSpec.admissionWatchdog).
+  // OpenCode: how long a prompt waits for proof a run took it
+  // (runtime::LaunchSpec.admissionWatchdog).
   std::chrono::milliseconds admissionWatchdog{60000};
   std::chrono::milliseconds restartBackoff{500};
   std::chrono::milliseconds maxRestartBackoff{30000};

@@ -32,17 +32,20 @@
 
 #include "base/result.h"
 #include "base/status.h"
+#include "runtime/kind.h"
 #include "wire/principal.h"
 
 namespace shoal::daemon {
 
-enum class RuntimeKind { kExec, kClaude, kCodex, kOpenCode };
+// A profile names its runtime by runtime/kind.h's kinds.
+using runtime::parseRuntimeKind;
+using runtime::RuntimeKind;
+using runtime::runtimeKindName;
+
 // running: on the mesh with a Process; sleeping: on the mesh, admitting, no Process until a
 // fresh directed message; stopped: off the mesh (its messages wait in the broker).
 enum class DesiredState { kRunning, kSleeping, kStopped };
 
-std::string_view runtimeKindName(RuntimeKind kind);  // "exec" | "claude" | "codex" | "opencode"
-std::optional<RuntimeKind> parseRuntimeKind(std::string_view name);
 std::string_view desiredStateName(DesiredState state);  // "running" | "sleeping" | "stopped"
 std::optional<DesiredState> parseDesiredState(std::string_view name);
 

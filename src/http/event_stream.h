@@ -1,5 +1,5 @@
 // EventStream: one `GET` of a text/event-stream URL held open and read event by event — what
-// the OpenCode driver uses for `GET /event` (daemon/opencode_driver.h). The framings it reads
+// the OpenCode driver uses for `GET /event` (runtime/opencode/driver.h). The framings it reads
 // (chunked transfer coding, the SSE grammar) are the pure decoders of http/sse_decoder.h.
 //
 // The stream is plain http on one TCP connection (no TLS, redirects or reconnection: a stream

@@ -60,7 +60,9 @@
 #include "base/result.h"
 #include "base/status.h"
 #include "mesh/channel_history.h"
+#include "mesh/channel_join.h"
 #include "mesh/dedup_window.h"
+#include "mesh/delivery.h"
 #include "mesh/outbound.h"
 #include "mesh/presence_publisher.h"
 #include "mesh/roster_view.h"
@@ -75,39 +77,6 @@
 namespace shoal::mesh {
 
 class DurablePump;
-
-// One message handed to the endpoint's owner.
-struct Delivery {
-  wire::DeliveryKind kind = wire::DeliveryKind::kDm;  // from the subject
-  wire::CotalMessage message;                         // routing normalised from the subject
-  std::string subject;
-  bool historical = false;    // a replay-on-join copy
-  bool durable = false;       // a durable copy (acked after the handler accepted)
-  uint64_t streamSeq = 0;     // durable and history copies
-  uint64_t numDelivered = 0;  // durable copies: 1 on the first delivery
-};
-
-enum class HandlerVerdict {
-  kAccepted,    // surfaced: a durable copy is acked
-  kRetryLater,  // transient: a durable copy is nak'ed with a delay (not remembered as seen)
-  kRejected,    // permanent: a durable copy is terminated
-};
-
-using DeliveryHandler = std::function<HandlerVerdict(const Delivery&)>;
-// A fetched batch of durable DM / task copies, in stream order; one verdict per delivery.
-using BatchHandler = std::function<std::vector<HandlerVerdict>(const std::vector<Delivery>&)>;
-
-// A durable DM the endpoint terminated because it can never be admitted (it fails the wire
-// parser: a malformed envelope, an id a journal cannot hold, a message over the size bound).
-// `sender` is the subject's sender token pair and `messageId` the envelope's id when that much
-// parses (a receipt can then name them); the broker will not redeliver it.
-struct RefusedDelivery {
-  std::string subject;
-  uint64_t streamSeq = 0;
-  std::optional<wire::Principal> sender;
-  std::optional<std::string> messageId;
-  Status why;
-};
 
 struct EndpointOptions {
   std::vector<std::string> servers;  // empty: nats://127.0.0.1:4222
@@ -159,41 +128,6 @@ struct SendReceipt {
   std::optional<std::string> recipientStatus;
   std::vector<std::string> mentionIds;  // channel: the ids the mentions resolved to
   std::string note;                     // the roster facts in words
-};
-
-struct JoinOptions {
-  // Read the channel's history up to the watermark (historical copies). Unset: the channel's
-  // effective `replay` from the registry (mesh/channel_registry.h). Never for a durable
-  // membership the lifecycle already held (JoinReport::continued).
-  std::optional<bool> replay;
-  // Only posts newer than now − window. Unset: the registry's effective `replayWindow`.
-  std::optional<std::chrono::milliseconds> replayWindow;
-  // The caller remembers that this lifecycle held a durable membership of the channel (a
-  // seat's journal does). When the delivery plane cannot be asked (it is down: a whole-mesh
-  // crash restarted the seat first), that membership is taken to continue — the plane still
-  // holds it and sends the copies of later posts once it is back — so nothing is replayed.
-  // A plane that answers decides, as always.
-  bool heldDurably = false;
-};
-
-struct JoinReport {
-  std::string channel;
-  bool alreadyJoined = false;
-  uint64_t watermark = 0;  // CHAT last_seq read before subscribing
-  size_t replayed = 0;     // historical copies surfaced
-  size_t replaySkipped = 0;
-  bool replay = false;        // whether history was read (the effective value)
-  std::string deliveryClass;  // "live" | "durable"; empty for a wildcard pattern (live only)
-  bool durable = false;       // the delivery plane recorded a durable membership
-  uint64_t generation = 0;    // of that membership
-  // The lifecycle was already a durable member (a restarted seat): the membership continues
-  // and no history is replayed (the first join did; the backstop carries the rest). Also set,
-  // with `backstop` saying so, when the plane could not be asked and the caller held it
-  // (JoinOptions::heldDurably).
-  bool continued = false;
-  // Set when the channel is durable but the backstop is not: "joined live, durable backstop
-  // unestablished: <why>" (never silent).
-  std::string backstop;
 };
 
 struct ReceiveCounters {

@@ -12,7 +12,7 @@
 
 #include <string_view>
 
-namespace shoal::runtime::reason {
+namespace shoal::reason {
 
 // --- Line framing (LineReader) and output entries (TranslatedOutputQueue) ------------------
 // kResourceExhausted: a complete line, newline included, is longer than the line cap.
@@ -68,4 +68,4 @@ inline constexpr std::string_view kStillRunning = "still-running";
 // kInternal: a system call the supervision depends on failed; the message names it.
 inline constexpr std::string_view kSystemCallFailed = "system-call-failed";
 
-}  // namespace shoal::runtime::reason
+}  // namespace shoal::reason

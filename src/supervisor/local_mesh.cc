@@ -16,13 +16,13 @@
 #include "base/log.h"
 #include "base/owner_only.h"
 #include "base/process_info.h"
+#include "base/restart_policy.h"
 #include "base/subprocess.h"
 #include "mesh/liveness_probe.h"
 #include "mesh/operator_identity.h"
 #include "supervisor/auth_mode.h"
 #include "supervisor/broker_tls.h"
 #include "supervisor/mesh_secret.h"
-#include "supervisor/restart_policy.h"
 #include "supervisor/user_identity.h"
 #include "transport/connection.h"
 #include "transport/local_broker.h"
@@ -263,7 +263,7 @@ class ServiceProcess {
       Status st = start();
       if (!st.isOk()) {
         log::warn("mesh {}: starting {}: {}", space_, name_, st.toString());
-        if (!policy_.crashed(now)) gaveUp_ = true;
+        if (!policy_.crashed(now, /*failedToStart=*/true)) gaveUp_ = true;
         return 0;
       }
       return process_->pid();
@@ -443,8 +443,8 @@ Status superviseUntilStopped(const MeshPaths& paths, const UpOptions& options,
       if (!brokerPolicy.crashed(now)) {
         outcome =
             unavailable("broker-crash-loop", "nats-server crashed " +
-                                                 std::to_string(brokerPolicy.crashesInWindow()) +
-                                                 " times in a minute; see " + paths.brokerLog);
+                                                 std::to_string(brokerPolicy.crashesInARow()) +
+                                                 " times in a row; see " + paths.brokerLog);
         break;
       }
     }
@@ -452,7 +452,7 @@ Status superviseUntilStopped(const MeshPaths& paths, const UpOptions& options,
       Status restarted = broker.restart();
       if (!restarted.isOk()) {
         log::warn("mesh {}: restarting nats-server: {}", paths.space, restarted.toString());
-        if (!brokerPolicy.crashed(now)) {
+        if (!brokerPolicy.crashed(now, /*failedToStart=*/true)) {
           outcome = restarted.withContext("nats-server keeps failing to start");
           break;
         }

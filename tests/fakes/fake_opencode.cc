@@ -219,18 +219,18 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "fake_opencode_args.h"
+#include "loopback_http.h"
 #include "stream_json.h"
 
 namespace {
 
 namespace json = boost::json;
+using namespace shoal::fakes;  // loopback_http.h, fake_opencode_args.h
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
 constexpr std::string_view kVersion = "1.18.33-fake";
-constexpr int kMaxMarkerMs = 600'000;
-constexpr size_t kMaxHeaderBytes = size_t{64} * 1024;
-constexpr size_t kMaxBodyBytes = size_t{16} * 1024 * 1024;
 constexpr int kRetryEveryMs = 200;
 constexpr int kPruneAfterMs = 100;
 constexpr int kSummarizeIdleLagMs = 20;
@@ -238,102 +238,6 @@ constexpr milliseconds kCrashFlush{500};
 // The one model the fake has: every user message's model and every assistant's ids.
 constexpr std::string_view kProviderId = "fake";
 constexpr std::string_view kModelId = "fake-model";
-
-// --- command line -------------------------------------------------------------------------
-
-// How a POST /session/:id/summarize's summary request goes (the --summarize-* switches).
-enum class SummarizeMode { kSucceed, kFail, kNoCompacted, kRetry, kHang };
-
-struct Options {
-  std::string logPath;
-  std::string statePath;
-  int port = 0;
-  int listenDelayMs = 0;
-  int turnMs = 30;
-  int heartbeatMs = 10000;
-  int summarizeMs = 30;
-  SummarizeMode summarize = SummarizeMode::kSucceed;
-};
-
-struct ParsedArgs {
-  Options options;
-  std::string error;  // non-empty: refuse to start (exit 2)
-  std::vector<std::string> notes;
-};
-
-std::optional<int> parseInt(const std::string& text, int min, int max) {
-  int value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || value < min || value > max) {
-    return std::nullopt;
-  }
-  return value;
-}
-
-ParsedArgs parseArgs(int argc, char** argv) {
-  ParsedArgs out;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg.empty() || arg[0] != '-') {
-      if (arg != "serve") out.notes.push_back("ignoring argument '" + arg + "'");
-      continue;
-    }
-    std::optional<std::string> value;
-    if (size_t eq = arg.find('='); arg.starts_with("--") && eq != std::string::npos) {
-      value = arg.substr(eq + 1);
-      arg.resize(eq);
-    }
-    static const std::map<std::string, SummarizeMode> kSummarizeModes{
-        {"--summarize-fail", SummarizeMode::kFail},
-        {"--summarize-no-compacted", SummarizeMode::kNoCompacted},
-        {"--summarize-retry", SummarizeMode::kRetry},
-        {"--summarize-hang", SummarizeMode::kHang}};
-    if (auto mode = kSummarizeModes.find(arg); mode != kSummarizeModes.end()) {
-      out.options.summarize = mode->second;  // the last one wins; a `=value` is ignored
-      continue;
-    }
-    static const std::vector<std::string> kWithValue{
-        "--port",     "--hostname",        "--cors",    "--log-level",    "--state",
-        "--fake-log", "--listen-delay-ms", "--turn-ms", "--heartbeat-ms", "--summarize-ms"};
-    if (std::find(kWithValue.begin(), kWithValue.end(), arg) == kWithValue.end()) {
-      if (arg != "--mdns" && arg != "--print-logs") {
-        out.notes.push_back("ignoring unknown flag " + arg);
-      }
-      continue;
-    }
-    if (!value) {
-      if (i + 1 >= argc) {
-        out.error = "fake_opencode: " + arg + " needs a value";
-        return out;
-      }
-      value = argv[++i];
-    }
-    auto number = [&](int min, int max, int& into) {
-      std::optional<int> n = parseInt(*value, min, max);
-      if (!n) {
-        out.error = fmt::format("fake_opencode: {} wants a number in [{}, {}], got '{}'", arg, min,
-                                max, *value);
-      } else {
-        into = *n;
-      }
-    };
-    if (arg == "--port") number(0, 65535, out.options.port);
-    if (arg == "--listen-delay-ms") number(0, kMaxMarkerMs, out.options.listenDelayMs);
-    if (arg == "--turn-ms") number(0, kMaxMarkerMs, out.options.turnMs);
-    if (arg == "--heartbeat-ms") number(1, kMaxMarkerMs, out.options.heartbeatMs);
-    if (arg == "--summarize-ms") number(0, kMaxMarkerMs, out.options.summarizeMs);
-    if (arg == "--state") out.options.statePath = *value;
-    if (arg == "--fake-log") out.options.logPath = *value;
-    if (arg == "--hostname" && *value != "127.0.0.1" && *value != "localhost") {
-      out.error = fmt::format(
-          "fake_opencode: only loopback is served (127.0.0.1 or localhost), "
-          "got --hostname '{}'",
-          *value);
-    }
-    if (!out.error.empty()) return out;
-  }
-  return out;
-}
 
 // The --fake-log file: one JSON object per line, each written with one write().
 class EventLog {
@@ -435,79 +339,7 @@ class IdMint {
   std::mt19937_64 random_{std::random_device{}()};  // guarded by mu_
 };
 
-// --- sockets and HTTP ---------------------------------------------------------------------
-
-bool sendAll(int fd, std::string_view data) {
-  while (!data.empty()) {
-    ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    data.remove_prefix(static_cast<size_t>(n));
-  }
-  return true;
-}
-
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
-
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) {
-    text.remove_prefix(1);
-  }
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r')) {
-    text.remove_suffix(1);
-  }
-  return text;
-}
-
-struct HttpRequest {
-  std::string method;
-  std::string path;                            // the target without its query
-  std::string query;                           // after '?', undecoded
-  std::map<std::string, std::string> headers;  // names lower-cased
-  std::string body;
-  bool keepAlive = true;
-
-  std::string header(const std::string& name) const {
-    auto it = headers.find(name);
-    return it == headers.end() ? "" : it->second;
-  }
-  // The query parameter `name` ("" when absent).
-  std::string param(std::string_view name) const {
-    std::string_view rest = query;
-    while (!rest.empty()) {
-      size_t amp = rest.find('&');
-      std::string_view pair = rest.substr(0, amp);
-      rest = amp == std::string_view::npos ? "" : rest.substr(amp + 1);
-      size_t eq = pair.find('=');
-      if (pair.substr(0, eq) == name) {
-        return eq == std::string_view::npos ? "" : std::string(pair.substr(eq + 1));
-      }
-    }
-    return "";
-  }
-};
-
-struct HttpResponse {
-  int status = 200;
-  std::string body;  // JSON; empty for 204
-};
-
-std::string_view reasonOf(int status) {
-  if (status == 200) return "OK";
-  if (status == 204) return "No Content";
-  if (status == 400) return "Bad Request";
-  if (status == 404) return "Not Found";
-  if (status == 411) return "Length Required";
-  if (status == 413) return "Payload Too Large";
-  if (status == 431) return "Request Header Fields Too Large";
-  return status == 500 ? "Internal Server Error" : "Unknown";
-}
+// --- replies ------------------------------------------------------------------------------
 
 HttpResponse jsonReply(int status, const json::value& body) {
   return {status, json::serialize(body)};
@@ -516,112 +348,6 @@ HttpResponse jsonReply(int status, const json::value& body) {
 // The named-error body OpenCode answers with: {"name":N,"data":{"message":M}}.
 HttpResponse namedError(int status, std::string_view name, const std::string& message) {
   return jsonReply(status, json::object{{"name", name}, {"data", {{"message", message}}}});
-}
-
-bool writeResponse(int fd, const HttpResponse& r, bool keepAlive) {
-  std::string head = fmt::format("HTTP/1.1 {} {}\r\n", r.status, reasonOf(r.status));
-  if (r.status != 204) {
-    head += fmt::format("Content-Type: application/json\r\nContent-Length: {}\r\n", r.body.size());
-  }
-  head += keepAlive ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n";
-  return sendAll(fd, head) && (r.status == 204 || sendAll(fd, r.body));
-}
-
-// Reads requests from one connection. `buffer_` keeps what came after the last request.
-class RequestReader {
- public:
-  explicit RequestReader(int fd) : fd_(fd) {}
-
-  enum class Outcome { kRequest, kClosed, kBad };
-
-  // The next request into `out`; kBad leaves the status to answer with in `badStatus`.
-  Outcome next(HttpRequest& out, int& badStatus) {
-    size_t end;
-    while ((end = buffer_.find("\r\n\r\n")) == std::string::npos) {
-      if (buffer_.size() > kMaxHeaderBytes) {
-        badStatus = 431;
-        return Outcome::kBad;
-      }
-      if (!fill()) return Outcome::kClosed;
-    }
-    std::string_view head(buffer_.data(), end);
-    size_t lineEnd = head.find("\r\n");
-    std::string_view requestLine = head.substr(0, lineEnd);
-    size_t sp1 = requestLine.find(' ');
-    size_t sp2 = requestLine.rfind(' ');
-    if (sp1 == std::string_view::npos || sp2 == sp1) {
-      badStatus = 400;
-      return Outcome::kBad;
-    }
-    out = HttpRequest{};
-    out.method = std::string(requestLine.substr(0, sp1));
-    std::string_view target = requestLine.substr(sp1 + 1, sp2 - sp1 - 1);
-    std::string_view version = requestLine.substr(sp2 + 1);
-    size_t q = target.find('?');
-    out.path = std::string(target.substr(0, q));
-    if (q != std::string_view::npos) out.query = std::string(target.substr(q + 1));
-    std::string_view rest = lineEnd == std::string_view::npos ? "" : head.substr(lineEnd + 2);
-    while (!rest.empty()) {
-      size_t nl = rest.find("\r\n");
-      std::string_view line = rest.substr(0, nl);
-      rest = nl == std::string_view::npos ? "" : rest.substr(nl + 2);
-      size_t colon = line.find(':');
-      if (colon == std::string_view::npos) continue;
-      out.headers[lower(trim(line.substr(0, colon)))] = std::string(trim(line.substr(colon + 1)));
-    }
-    buffer_.erase(0, end + 4);
-    const std::string connection = lower(out.header("connection"));
-    out.keepAlive = version == "HTTP/1.1" ? connection != "close" : connection == "keep-alive";
-    if (!out.header("transfer-encoding").empty()) {
-      badStatus = 411;
-      return Outcome::kBad;
-    }
-    size_t length = 0;
-    if (std::string cl = out.header("content-length"); !cl.empty()) {
-      auto [ptr, ec] = std::from_chars(cl.data(), cl.data() + cl.size(), length);
-      if (ec != std::errc() || ptr != cl.data() + cl.size()) {
-        badStatus = 400;
-        return Outcome::kBad;
-      }
-      if (length > kMaxBodyBytes) {
-        badStatus = 413;
-        return Outcome::kBad;
-      }
-    }
-    while (buffer_.size() < length) {
-      if (!fill()) return Outcome::kClosed;
-    }
-    out.body = buffer_.substr(0, length);
-    buffer_.erase(0, length);
-    return Outcome::kRequest;
-  }
-
- private:
-  bool fill() {
-    char chunk[16384];
-    for (;;) {
-      ssize_t n = ::recv(fd_, chunk, sizeof chunk, 0);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return false;
-      buffer_.append(chunk, static_cast<size_t>(n));
-      return true;
-    }
-  }
-
-  const int fd_;
-  std::string buffer_;
-};
-
-std::vector<std::string> splitPath(std::string_view path) {
-  std::vector<std::string> out;
-  while (!path.empty()) {
-    size_t slash = path.find('/');
-    std::string_view part = path.substr(0, slash);
-    if (!part.empty()) out.emplace_back(part);
-    if (slash == std::string_view::npos) break;
-    path.remove_prefix(slash + 1);
-  }
-  return out;
 }
 
 // --- sessions and the event stream --------------------------------------------------------
@@ -1668,28 +1394,6 @@ class FakeOpenCode {
   std::vector<std::shared_ptr<Subscriber>> subscribers_;  // live /event streams
   int replies_ = 0;
 };
-
-// Binds 127.0.0.1:`port` and listens; the socket, or -1 (errno set).
-int listenOn(int port, int& boundPort) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return -1;
-  int one = 1;
-  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), len) != 0 || ::listen(fd, 128) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    int saved = errno;
-    ::close(fd);
-    errno = saved;
-    return -1;
-  }
-  boundPort = ntohs(addr.sin_port);
-  return fd;
-}
 
 }  // namespace
 

@@ -8,11 +8,12 @@
 #include "daemon/presentation.h"
 #include "daemon/reconcile_outcome.h"
 #include "daemon/seat/seat_impl.h"
+#include "daemon/seat_tools.h"
 
 namespace shoal::daemon {
 namespace {
 
-std::string exitText(const DriverEvent& e) {
+std::string exitText(const runtime::DriverEvent& e) {
   std::string out = e.exit ? e.exit->toString() : std::string("exit status unknown");
   if (!e.detail.empty()) out += " after a transport fault: " + e.detail;
   return out;
@@ -145,7 +146,7 @@ void Seat::Impl::onCommand(GateEvent& e) {
     case GateEvent::Kind::kWake: {
       mode_ = SeatMode::kRunning;
       parked_ = false;
-      crashesInARow_ = 0;
+      restarts_.reset();
       restartAt_.reset();
       Status launched = driver_ != nullptr ? Status::ok() : launch("started");
       complete(e.done, launched);
@@ -226,8 +227,8 @@ void Seat::Impl::onTimer(TimePoint now) {
   if (reconcileReadDeadline_ && now >= *reconcileReadDeadline_) {
     reconcileReadDeadline_.reset();
     if (driver_ != nullptr && !reconciling_.empty()) {
-      DriverEvent timedOut;
-      timedOut.kind = DriverEvent::Kind::kReconciled;
+      runtime::DriverEvent timedOut;
+      timedOut.kind = runtime::DriverEvent::Kind::kReconciled;
       timedOut.threadId = driver_->sessionId();
       timedOut.detail = fmt::format("thread/read did not answer within {} s",
                                     options_.reconcileReadTimeout.count() / 1000);
@@ -263,14 +264,14 @@ void Seat::Impl::startReconcile() {
   if (!reconcileSince_) reconcileSince_ = Clock_::now();
   reconcileReadDeadline_ = Clock_::now() + options_.reconcileReadTimeout;
   if (Status st = driver_->reconcile(thread); !st.isOk()) {
-    DriverEvent failed;
+    runtime::DriverEvent failed;
     failed.threadId = thread;
     failed.detail = "thread/read could not be sent: " + st.toString();
     reconciled(failed);
   }
 }
 
-void Seat::Impl::reconciled(const DriverEvent& e) {
+void Seat::Impl::reconciled(const runtime::DriverEvent& e) {
   reconcileReadDeadline_.reset();
   std::vector<Handed> surfaced;
   std::vector<Reconciling> open;
@@ -347,10 +348,10 @@ void Seat::Impl::reconciled(const DriverEvent& e) {
   dispatch();
 }
 
-void Seat::Impl::onDriver(const DriverEvent& e) {
+void Seat::Impl::onDriver(const runtime::DriverEvent& e) {
   if (driver_ == nullptr || e.generation != generation_) return;  // a retired generation
   switch (e.kind) {
-    case DriverEvent::Kind::kAck:
+    case runtime::DriverEvent::Kind::kAck:
       for (auto it = unread_.begin(); it != unread_.end(); ++it) {
         if (it->id == e.handoffId) {
           if (e.ackedId.empty()) {
@@ -368,7 +369,7 @@ void Seat::Impl::onDriver(const DriverEvent& e) {
         settleSurfaced(handoff_->owners,
                        "runtime-ack: the runtime acknowledged handoff " + handoff_->id,
                        handoff_->id);
-        if (driver_->steersMidTurn()) dispatch();  // directed mail waiting may join the turn
+        if (driver_->traits().steersMidTurn) dispatch();  // directed mail waiting may join the turn
       }
       for (auto& steer : steers_) {
         if (steer.acked || e.handoffId != steer.id) continue;
@@ -379,37 +380,38 @@ void Seat::Impl::onDriver(const DriverEvent& e) {
         dispatch();  // the next directed arrival may go in now
       }
       return;
-    case DriverEvent::Kind::kTurnStarted:
+    case runtime::DriverEvent::Kind::kTurnStarted:
       presence([](mesh::PresencePublisher& p) { p.beginTurn(); });
       return;
-    case DriverEvent::Kind::kWork: {
+    case runtime::DriverEvent::Kind::kWork: {
       TimePoint now = Clock_::now();
       if (now - lastWorkEvent_ < kWorkEventEvery) return;
       lastWorkEvent_ = now;
       presence([](mesh::PresencePublisher& p) { p.recordWorkEvent(); });
       return;
     }
-    case DriverEvent::Kind::kCondition:
+    case runtime::DriverEvent::Kind::kCondition:
       note(e.detail);
       if (e.condition) {
         auto c = *e.condition;
         presence([c](mesh::PresencePublisher& p) { p.setCondition(c); });
       }
       return;
-    case DriverEvent::Kind::kTurnEnded: {
+    case runtime::DriverEvent::Kind::kTurnEnded: {
       // Only an error end is the interrupt's (a turn that finished first stays completed).
       if (!std::exchange(interrupted_, false) || !e.isError) {
         turnEnded(e);
         return;
       }
-      DriverEvent ended = e;  // the turn `shoal seat interrupt` stopped: it failed, saying so
+      runtime::DriverEvent ended =
+          e;  // the turn `shoal seat interrupt` stopped: it failed, saying so
       ended.isError = true;
       ended.detail = "interrupted by `shoal seat interrupt`" +
                      (e.detail.empty() ? std::string() : " (" + e.detail + ")");
       turnEnded(ended);
       return;
     }
-    case DriverEvent::Kind::kReady:
+    case runtime::DriverEvent::Kind::kReady:
       if (!readyDeadline_) return;
       readyDeadline_.reset();
       if (retiring_ == Retiring::kNone) accepting_ = true;
@@ -418,10 +420,10 @@ void Seat::Impl::onDriver(const DriverEvent& e) {
       startReconcile();
       dispatch();
       return;
-    case DriverEvent::Kind::kReconciled:
+    case runtime::DriverEvent::Kind::kReconciled:
       reconciled(e);
       return;
-    case DriverEvent::Kind::kExited:
+    case runtime::DriverEvent::Kind::kExited:
       if (retiring_ != Retiring::kNone) {
         finishRetire();
       } else {
@@ -433,13 +435,13 @@ void Seat::Impl::onDriver(const DriverEvent& e) {
 
 Status Seat::Impl::launch(const std::string& why) {
   const uint64_t generation = ++generation_;  // the start reservation
-  LaunchSpec spec;
+  runtime::LaunchSpec spec = seatLaunchSpec(profile_, options_.space);
   spec.generation = generation;
-  spec.space = options_.space;
   spec.runtimeLogPath = runtimeLogPath();
   spec.stdinWriteTimeout = options_.stdinWriteTimeout;
   spec.admissionWatchdog = options_.admissionWatchdog;
-  spec.mcpConfigPath = mcpConfigPath_;
+  spec.mcp = mcpAccess_;
+  if (mcpAccess_) spec.allowedTools = seatToolNamesForClaude();
   if (resumesSessions() && !savedSession_.empty() && !savedFingerprint_.empty() &&
       savedFingerprint_ != sessionFingerprint()) {
     // Seed 004 §1.1: a session is resumed only under the policy and instructions it ran with.
@@ -465,19 +467,18 @@ Status Seat::Impl::launch(const std::string& why) {
                 detail);
       note("runtime start failed: " + detail);
       event(WakeEvent{"start-failed", generation, detail, {}, {}});
-      progressThisGeneration_ = false;
       scheduleRestart(detail, /*launchFailed=*/true);
       return baseline.status();
     }
   }
   if (resumedGeneration_) spec.resumeSession = savedSession_;
-  spec.sink = [this](DriverEvent e) {
+  spec.sink = [this](runtime::DriverEvent e) {
     GateEvent g;
     g.kind = GateEvent::Kind::kDriver;
     g.driver = std::move(e);
     post(std::move(g));
   };
-  auto driver = launchRuntime(profile_, std::move(spec));
+  auto driver = runtime::launchRuntime(std::move(spec));
   if (!driver.isOk()) {
     const std::string detail = driver.status().toString();
     log::warn("seat {}: runtime start failed ({}): {}", profile_.principal.dotForm(), why, detail);
@@ -494,7 +495,6 @@ Status Seat::Impl::launch(const std::string& why) {
     if (driver.status().reason() == "runtime-not-built") {
       parked_ = true;  // no retry can help
     } else {
-      progressThisGeneration_ = false;
       scheduleRestart(detail, /*launchFailed=*/true);
     }
     return driver.status();
@@ -507,7 +507,8 @@ Status Seat::Impl::launch(const std::string& why) {
   }
   driver_ = std::move(driver).value();
   {
-    const std::vector<std::string> argv = runtimeArgv(profile_, LaunchSpec{});
+    const std::vector<std::string> argv =
+        runtime::runtimeArgv(seatLaunchSpec(profile_, options_.space));
     boost::json::object process{{"pid", driver_->pid()},
                                 {"program", argv.empty() ? std::string() : argv.front()}};
     auto recorded = journal_->setSection(journal::SetSection{
@@ -522,11 +523,10 @@ Status Seat::Impl::launch(const std::string& why) {
     presence([](mesh::PresencePublisher& p) { p.setAttention(std::nullopt); });  // a new session
   }
   // A driver with a readiness handshake accepts handoffs only once the runtime answered it.
-  accepting_ = !driver_->needsReady();
+  accepting_ = !driver_->traits().needsReady;
   readyDeadline_.reset();
   if (!accepting_) readyDeadline_ = Clock_::now() + kReadyTimeout;
-  launchedAt_ = Clock_::now();
-  progressThisGeneration_ = false;
+  restarts_.started(Clock_::now());
   count(&SeatCounters::launches);
   note("");
   const std::string how =
@@ -559,7 +559,7 @@ size_t Seat::Impl::unreadOwners() const {
 // Busy-turn continuation (seed 004 §3): with a driver that steers, directed arrivals go into the
 // running turn once its own handoff was acknowledged, one unacknowledged steer at a time.
 bool Seat::Impl::canSteer() const {
-  if (!handoff_ || !handoff_->acked || !driver_->steersMidTurn()) return false;
+  if (!handoff_ || !handoff_->acked || !driver_->traits().steersMidTurn) return false;
   if (steers_.size() >= kMaxSteersPerTurn) return false;
   return std::all_of(steers_.begin(), steers_.end(),
                      [](const ActiveHandoff& h) { return h.acked; });
@@ -568,7 +568,8 @@ bool Seat::Impl::canSteer() const {
 // One handoff. False when nothing more can go out now.
 bool Seat::Impl::dispatchOne() {
   const bool steering = handoff_.has_value();
-  const bool tracksReplies = !driver_->surfacedOnWrite() && !driver_->surfacedOnRead();
+  const bool tracksReplies =
+      !driver_->traits().surfacedOnWrite && !driver_->traits().surfacedOnRead;
   // The owner bound (seed 004 §3.1): with this many replies outstanding, nothing more goes in
   // until a turn end settles them.
   if (tracksReplies && ledger_.full()) return false;
@@ -650,9 +651,10 @@ bool Seat::Impl::dispatchOne() {
   for (const auto& record : rendered)
     ++handoffs_[record.id];
   auto handoffId = newUuidV7(Clock::real());
-  Handoff handoff{handoffId.isOk() ? *handoffId : fmt::format("h-{}", generation_), block.text, {}};
+  runtime::Handoff handoff{
+      handoffId.isOk() ? *handoffId : fmt::format("h-{}", generation_), block.text, {}};
   for (size_t i = 0; i < rendered.size(); ++i)
-    handoff.items.push_back(HandoffItem{rendered[i].id, block.itemIds[i]});
+    handoff.items.push_back(runtime::HandoffItem{rendered[i].id, block.itemIds[i]});
 
   // Ownership moves to inflight(dispatching) before the first byte reaches the runtime.
   journal::Transaction begin;
@@ -700,7 +702,7 @@ bool Seat::Impl::dispatchOne() {
         back.add(journal::Requeue{o.id, o.token, "the runtime took no byte"});
       auto requeued = journal_->commit(std::move(back));
       if (!requeued.isOk()) settleFailed(owners, "requeue-failed: " + requeued.status().toString());
-    } else if (driver_->surfacedOnRead()) {
+    } else if (driver_->traits().surfacedOnRead) {
       // What the program read whole before it went is surfaced (the driver says how much,
       // at the end of the generation); the rest fails then, never replayed.
       unread_.push_back(ActiveHandoff{handoff.handoffId, std::move(owners), false, block.itemEnds});
@@ -713,7 +715,7 @@ bool Seat::Impl::dispatchOne() {
     driver_->kill(milliseconds(0));  // its kExited arrives and runs the exit path
     return false;
   }
-  if (driver_->surfacedOnWrite()) {
+  if (driver_->traits().surfacedOnWrite) {
     settleSurfaced(std::move(owners), "stdin-write: written to the runtime's stdin",
                    handoff.handoffId);
     return true;
@@ -722,7 +724,7 @@ bool Seat::Impl::dispatchOne() {
   for (const auto& o : owners) {
     unknown.add(journal::MarkOutcomeUnknown{
         o.id, o.token, std::nullopt,
-        driver_->surfacedOnRead()
+        driver_->traits().surfacedOnRead
             ? fmt::format("written to the runtime's stdin at {}; awaiting its {}",
                           formatTimestamp(static_cast<double>(wallMs())),
                           profile_.acks ? "acknowledgement on $SHOAL_ACK_FD" : "read")
@@ -737,7 +739,7 @@ bool Seat::Impl::dispatchOne() {
     log::warn("seat {}: recording a handoff as written: {}", profile_.principal.dotForm(),
               marked.status().toString());
   }
-  if (driver_->surfacedOnRead()) {
+  if (driver_->traits().surfacedOnRead) {
     unread_.push_back(ActiveHandoff{handoff.handoffId, std::move(owners), false, block.itemEnds});
     return true;  // no turn: the next block may follow at once
   }
@@ -750,7 +752,7 @@ bool Seat::Impl::dispatchOne() {
   return false;
 }
 
-void Seat::Impl::turnEnded(const DriverEvent& e) {
+void Seat::Impl::turnEnded(const runtime::DriverEvent& e) {
   if (compacting_) {
     // The compaction's own end (nothing else was handed to the runtime while it ran).
     endCompaction(e.isError, e.detail);
@@ -762,8 +764,7 @@ void Seat::Impl::turnEnded(const DriverEvent& e) {
   count(&SeatCounters::turns);
   std::optional<ActiveHandoff> carried;
   saveSession(driver_->sessionId());
-  progressThisGeneration_ = true;
-  crashesInARow_ = 0;
+  restarts_.progressed();
   if (handoff_) {
     std::vector<std::string> ids;
     for (const auto& o : handoff_->owners)
@@ -810,7 +811,7 @@ void Seat::Impl::turnEnded(const DriverEvent& e) {
   dispatch();
 }
 
-void Seat::Impl::unexpectedExit(const DriverEvent& e) {
+void Seat::Impl::unexpectedExit(const runtime::DriverEvent& e) {
   accepting_ = false;
   interrupted_ = false;
   if (compacting_) {
@@ -832,7 +833,7 @@ void Seat::Impl::unexpectedExit(const DriverEvent& e) {
   }
   steers_.clear();
   drainLeases();
-  if (driver_->reconciles()) {
+  if (driver_->traits().reconciles) {
     // Written, unacknowledged handoffs wait for the next generation to read the thread.
     for (const auto& record :
          journal_->live([](const auto& r) { return journal::isInflight(r.state); })) {

@@ -274,7 +274,17 @@ Status Seat::Impl::startMcp() {
   SHOAL_RETURN_IF_ERROR(writeFileAtomically(FileSystem::posix(), mcpConfigPath_,
                                             boost::json::serialize(config) + "\n"));
   ::chmod(mcpConfigPath_.c_str(), 0600);
+  mcpAccess_ = runtime::McpAccess{mcp_->url(), token, mcpConfigPath_};
   return Status::ok();
+}
+
+bool Seat::Impl::waitStopped(TimePoint deadline) {
+  std::shared_ptr<Completion> done;
+  {
+    MutexLock lock(mu_);
+    done = stopDone_;
+  }
+  return done == nullptr || done->wait(deadline);
 }
 
 bool Seat::Impl::isMention(const mesh::Delivery& d) const {

@@ -59,7 +59,7 @@ void Seat::Impl::startCompaction(GateEvent& e) {
         "seat-not-running", fmt::format("seat {} has no running runtime to compact ({}; `shoal "
                                         "seat start {}` runs it)",
                                         id, driver_ == nullptr ? "none" : "not ready", id));
-  } else if (!driver_->compacts()) {
+  } else if (!driver_->traits().compacts) {
     refused = failedPrecondition(
         "compaction-unsupported",
         fmt::format("{} seats cannot be compacted on request (codex and opencode seats can)",
@@ -98,7 +98,7 @@ void Seat::Impl::interruptTurn(GateEvent& e) {
   if (retiring_ != Retiring::kNone || driver_ == nullptr || !accepting_) {
     refused = failedPrecondition("seat-not-running",
                                  "seat " + id + " has no running runtime to interrupt");
-  } else if (!driver_->interrupts()) {
+  } else if (!driver_->traits().interrupts) {
     refused = failedPrecondition(
         "interrupt-unsupported",
         fmt::format("{} seats cannot be interrupted (claude, codex and opencode seats can)",
@@ -154,28 +154,20 @@ void Seat::Impl::saveSession(const std::string& id) {
 }
 
 void Seat::Impl::scheduleRestart(const std::string& why, bool launchFailed) {
-  // A generation that ran a turn or lived a while resets the count; a launch that failed never
-  // does (a missing program must park the seat, not retry forever).
-  const bool lived = !launchFailed && Clock_::now() - launchedAt_ >= kCrashWindow;
-  if ((progressThisGeneration_ && !launchFailed) || lived) {
-    crashesInARow_ = 1;
-  } else {
-    ++crashesInARow_;
-  }
-  if (crashesInARow_ >= options_.maxCrashesInARow) {
+  // A generation that ran a turn or lived a while starts a new streak; a launch that failed
+  // never does (a missing program must park the seat, not retry forever). base/restart_policy.h.
+  if (!restarts_.crashed(Clock_::now(), launchFailed)) {
     parked_ = true;
     const std::string text = fmt::format(
         "parked after {} failed runtime starts in a row (last: {}); `shoal seat start {}` "
         "tries again",
-        crashesInARow_, why, profile_.name);
+        restarts_.crashesInARow(), why, profile_.name);
     log::warn("seat {}: {}", profile_.principal.dotForm(), text);
     note(text);
     event(WakeEvent{"start-failed", generation_, text, {}, {}});
     return;
   }
-  backoff_ = options_.restartBackoff * (1 << std::min(crashesInARow_ - 1, 16));
-  if (backoff_ > options_.maxRestartBackoff) backoff_ = options_.maxRestartBackoff;
-  restartAt_ = Clock_::now() + backoff_;
+  restartAt_ = restarts_.nextStartAt();
 }
 
 void Seat::Impl::beginRetire(Retiring kind, std::shared_ptr<Completion> done,

@@ -265,7 +265,8 @@ void Seat::Impl::claimInbox(InboxRequest& request, int attempt) {
   const size_t waiting = queued.size();
   if (queued.size() > request.limit) queued.resize(request.limit);
 
-  const bool tracksReplies = !driver_->surfacedOnWrite() && !driver_->surfacedOnRead();
+  const bool tracksReplies =
+      !driver_->traits().surfacedOnWrite && !driver_->traits().surfacedOnRead;
   PresentationInput input;
   std::vector<journal::OwnershipRecord> page;
   std::vector<InboxClaim> claims;
