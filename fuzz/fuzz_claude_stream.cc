@@ -21,7 +21,7 @@
 #include "runtime/claude/stream.h"
 #include "wire/token.h"
 
-namespace shoal::daemon {
+namespace shoal::runtime {
 namespace {
 
 namespace json = boost::json;
@@ -86,12 +86,12 @@ void checkBuilders(std::string_view in) {
 }
 
 }  // namespace
-}  // namespace shoal::daemon
+}  // namespace shoal::runtime
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data,  // NOLINT(readability-identifier-naming)
                                       size_t size) {
   const std::string_view in(reinterpret_cast<const char*>(data), size);
-  shoal::daemon::checkParse(in);
-  shoal::daemon::checkBuilders(in);
+  shoal::runtime::checkParse(in);
+  shoal::runtime::checkBuilders(in);
   return 0;
 }

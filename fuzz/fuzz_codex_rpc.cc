@@ -19,14 +19,14 @@
 
 #include <boost/json.hpp>
 
-#include "daemon/inbox_leases.h"
 #include "fuzz_check.h"
 #include "fuzz_input.h"
 #include "fuzz_json.h"
 #include "runtime/codex/rpc.h"
+#include "wire/inbox_receipt.h"
 #include "wire/token.h"
 
-namespace shoal::daemon {
+namespace shoal::runtime {
 namespace {
 
 namespace json = boost::json;
@@ -47,9 +47,10 @@ CodexLine writtenLine(const std::string& line) {
 }
 
 bool isReceipt(std::string_view marker) {
-  if (marker.size() != kInboxReceiptPrefix.size() + kInboxReceiptHexDigits) return false;
-  if (marker.substr(0, kInboxReceiptPrefix.size()) != kInboxReceiptPrefix) return false;
-  for (char c : marker.substr(kInboxReceiptPrefix.size())) {
+  if (marker.size() != wire::kInboxReceiptPrefix.size() + wire::kInboxReceiptHexDigits)
+    return false;
+  if (marker.substr(0, wire::kInboxReceiptPrefix.size()) != wire::kInboxReceiptPrefix) return false;
+  for (char c : marker.substr(wire::kInboxReceiptPrefix.size())) {
     if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
   }
   return true;
@@ -111,12 +112,12 @@ void checkBuilders(std::string_view in) {
 }
 
 }  // namespace
-}  // namespace shoal::daemon
+}  // namespace shoal::runtime
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data,  // NOLINT(readability-identifier-naming)
                                       size_t size) {
   const std::string_view in(reinterpret_cast<const char*>(data), size);
-  shoal::daemon::checkParse(in);
-  shoal::daemon::checkBuilders(in);
+  shoal::runtime::checkParse(in);
+  shoal::runtime::checkBuilders(in);
   return 0;
 }

@@ -136,7 +136,7 @@ void checkResponse(const HttpResponse& r) {
   }
   FUZZ_REQUIRE(type == "text/event-stream");
   FUZZ_REQUIRE(r.status == 200);
-  SseDecoder decoder;
+  http::SseDecoder decoder;
   std::vector<std::string> events;
   decoder.feed(r.body, events);
   decoder.finish(events);

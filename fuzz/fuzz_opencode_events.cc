@@ -20,7 +20,7 @@
 #include "runtime/opencode/events.h"
 #include "wire/token.h"
 
-namespace shoal::daemon {
+namespace shoal::runtime {
 namespace {
 
 namespace json = boost::json;
@@ -86,12 +86,12 @@ void checkBodies(std::string_view in) {
 }
 
 }  // namespace
-}  // namespace shoal::daemon
+}  // namespace shoal::runtime
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data,  // NOLINT(readability-identifier-naming)
                                       size_t size) {
   const std::string_view in(reinterpret_cast<const char*>(data), size);
-  shoal::daemon::checkParse(in);
-  shoal::daemon::checkBodies(in);
+  shoal::runtime::checkParse(in);
+  shoal::runtime::checkBodies(in);
   return 0;
 }

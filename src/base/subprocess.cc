@@ -2,21 +2,19 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <map>
 #include <memory>
 
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-extern char** environ;
+#include "base/spawn.h"
 
 namespace shoal {
 namespace {
@@ -47,65 +45,22 @@ int openPidfd(pid_t pid) {
   return -1;
 }
 
-// Owns a posix_spawn_file_actions_t / posix_spawnattr_t for the duration of one spawn.
-struct SpawnResources {
-  posix_spawn_file_actions_t actions;
-  posix_spawnattr_t attr;
-  bool haveActions = false;
-  bool haveAttr = false;
-  ~SpawnResources() {
-    if (haveActions) posix_spawn_file_actions_destroy(&actions);
-    if (haveAttr) posix_spawnattr_destroy(&attr);
-  }
-};
-
-Status addStdio(posix_spawn_file_actions_t* actions, int fd, const StdioTarget& target) {
-  int rc = 0;
+// What `target` makes of the child's descriptor `fd` (nothing: inherited).
+Status addStdio(std::vector<SpawnFd>& fds, int fd, const StdioTarget& target) {
   switch (target.mode) {
     case StdioTarget::Mode::kInherit:
       return Status::ok();
     case StdioTarget::Mode::kNull:
-      rc = posix_spawn_file_actions_addopen(actions, fd, "/dev/null", O_WRONLY, 0);
-      break;
+      fds.push_back(SpawnFd{fd, -1, "/dev/null", O_WRONLY});
+      return Status::ok();
     case StdioTarget::Mode::kAppendToFile:
       if (target.path.empty()) {
         return invalidArgument("empty-output-path", "an append-to-file output needs a path");
       }
-      rc = posix_spawn_file_actions_addopen(actions, fd, target.path.c_str(),
-                                            O_WRONLY | O_CREAT | O_APPEND, 0600);
-      break;
+      fds.push_back(SpawnFd{fd, -1, target.path, O_WRONLY | O_CREAT | O_APPEND});
+      return Status::ok();
   }
-  if (rc != 0)
-    return internalError("spawn-setup", "posix_spawn_file_actions_addopen: " + errnoText(rc));
   return Status::ok();
-}
-
-// The child's environment: the parent's, minus unsetEnv, with env applied in order.
-std::vector<std::string> buildEnvironment(const SpawnOptions& options) {
-  std::map<std::string, std::string> vars;
-  std::vector<std::string> order;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    std::string entry(*e);
-    auto eq = entry.find('=');
-    if (eq == std::string::npos) continue;
-    std::string name = entry.substr(0, eq);
-    if (vars.emplace(name, entry.substr(eq + 1)).second) order.push_back(name);
-  }
-  for (const auto& name : options.unsetEnv)
-    vars.erase(name);
-  for (const auto& [name, value] : options.env) {
-    if (vars.find(name) == vars.end()) order.push_back(name);
-    vars[name] = value;
-  }
-  std::vector<std::string> out;
-  out.reserve(vars.size());
-  for (const auto& name : order) {
-    auto it = vars.find(name);
-    if (it == vars.end()) continue;
-    out.push_back(name + "=" + it->second);
-    vars.erase(it);  // a name listed twice in `order` is emitted once
-  }
-  return out;
 }
 
 }  // namespace
@@ -120,81 +75,20 @@ Result<Subprocess> Subprocess::spawn(const SpawnOptions& options) {
   if (options.argv.empty() || options.argv[0].empty()) {
     return invalidArgument("empty-argv", "spawn needs a program name in argv[0]");
   }
-  const std::string& program = options.argv[0];
-
-  SpawnResources res;
-  if (int rc = posix_spawn_file_actions_init(&res.actions); rc != 0) {
-    return internalError("spawn-setup", "posix_spawn_file_actions_init: " + errnoText(rc));
+  SpawnPlan plan;
+  plan.argv = options.argv;
+  plan.cwd = options.cwd;
+  plan.environment = childEnvironment(std::nullopt, options.unsetEnv, options.env);
+  plan.fds.push_back(SpawnFd{0, -1, "/dev/null", O_RDONLY});
+  SHOAL_RETURN_IF_ERROR(addStdio(plan.fds, 1, options.stdoutTarget));
+  SHOAL_RETURN_IF_ERROR(addStdio(plan.fds, 2, options.stderrTarget));
+  plan.closeFrom = 3;  // nothing but 0-2 crosses into the child, CLOEXEC or not
+  plan.newSession = options.newSession;
+  if (!options.cwd.empty() && options.argv[0].find('/') == std::string::npos) {
+    plan.notFoundHint = " (not found on PATH, or cwd '" + options.cwd + "' is missing)";
   }
-  res.haveActions = true;
-  if (int rc = posix_spawnattr_init(&res.attr); rc != 0) {
-    return internalError("spawn-setup", "posix_spawnattr_init: " + errnoText(rc));
-  }
-  res.haveAttr = true;
-
-  if (int rc = posix_spawn_file_actions_addopen(&res.actions, 0, "/dev/null", O_RDONLY, 0);
-      rc != 0) {
-    return internalError("spawn-setup", "stdin: " + errnoText(rc));
-  }
-  SHOAL_RETURN_IF_ERROR(addStdio(&res.actions, 1, options.stdoutTarget));
-  SHOAL_RETURN_IF_ERROR(addStdio(&res.actions, 2, options.stderrTarget));
-  if (!options.cwd.empty()) {
-    if (int rc = posix_spawn_file_actions_addchdir_np(&res.actions, options.cwd.c_str()); rc != 0) {
-      return internalError("spawn-setup", "chdir action: " + errnoText(rc));
-    }
-  }
-  // Descriptor hygiene: nothing but 0-2 crosses into the child, CLOEXEC or not.
-  if (int rc = posix_spawn_file_actions_addclosefrom_np(&res.actions, 3); rc != 0) {
-    return internalError("spawn-setup", "closefrom action: " + errnoText(rc));
-  }
-
-  short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
-  if (options.newSession) flags |= POSIX_SPAWN_SETSID;
-  sigset_t empty;
-  sigset_t all;
-  sigemptyset(&empty);
-  sigfillset(&all);
-  posix_spawnattr_setsigmask(&res.attr, &empty);
-  posix_spawnattr_setsigdefault(&res.attr, &all);
-  if (int rc = posix_spawnattr_setflags(&res.attr, flags); rc != 0) {
-    return internalError("spawn-setup", "posix_spawnattr_setflags: " + errnoText(rc));
-  }
-
-  std::vector<std::string> envStrings = buildEnvironment(options);
-  std::vector<char*> envp;
-  envp.reserve(envStrings.size() + 1);
-  for (auto& s : envStrings)
-    envp.push_back(s.data());
-  envp.push_back(nullptr);
-
-  std::vector<std::string> argvCopy = options.argv;
-  std::vector<char*> argv;
-  argv.reserve(argvCopy.size() + 1);
-  for (auto& s : argvCopy)
-    argv.push_back(s.data());
-  argv.push_back(nullptr);
-
-  pid_t pid = -1;
-  int rc = posix_spawnp(&pid, program.c_str(), &res.actions, &res.attr, argv.data(), envp.data());
-  if (rc != 0) {
-    std::string what = "cannot start '" + program + "': " + errnoText(rc);
-    switch (rc) {
-      case ENOENT:
-        if (!options.cwd.empty() && program.find('/') == std::string::npos) {
-          return notFound("binary-missing",
-                          what + " (not found on PATH, or cwd '" + options.cwd + "' is missing)");
-        }
-        return notFound("binary-missing", what);
-      case EACCES:
-      case EPERM:
-        return permissionDenied("binary-not-executable", what);
-      case ENOEXEC:
-        return invalidArgument("binary-not-executable", what);
-      default:
-        return unavailable("spawn-failed", what);
-    }
-  }
-  return Subprocess(pid, openPidfd(pid), program, options.killOnDestroy);
+  SHOAL_ASSIGN_OR_RETURN(pid_t pid, spawnProcess(plan));
+  return Subprocess(pid, openPidfd(pid), options.argv[0], options.killOnDestroy);
 }
 
 Subprocess::Subprocess(Subprocess&& other) noexcept

@@ -1,10 +1,10 @@
 // Subprocess: the process-launch seam. Spawns a program, watches it exit, signals it.
 //
-// `Subprocess::spawn` starts argv[0] (searched on PATH when it has no '/') with posix_spawn:
-// stdin is /dev/null; stdout and stderr each go to the parent's (inherit), /dev/null, or are
-// appended to a file; every descriptor other than 0-2 is closed in the child, signal
-// dispositions and the signal mask are reset to defaults; `newSession` runs the child in a new
-// session (setsid), so it has no controlling terminal and survives its parent's session
+// `Subprocess::spawn` starts argv[0] (searched on PATH when it has no '/') through base/spawn.h
+// (posix_spawn): stdin is /dev/null; stdout and stderr each go to the parent's (inherit),
+// /dev/null, or are appended to a file; every descriptor other than 0-2 is closed in the child,
+// signal dispositions and the signal mask are reset to defaults; `newSession` runs the child in a
+// new session (setsid), so it has no controlling terminal and survives its parent's session
 // (`shoal up` uses this to detach a supervisor). A spawn failure is a Status naming the binary:
 // a missing binary is kNotFound (reason `binary-missing`), a non-executable one
 // kPermissionDenied (reason `binary-not-executable`).

@@ -1,23 +1,19 @@
 #include "runtime/child_process.h"
 
 #include <algorithm>
-#include <map>
-#include <set>
 
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/spawn.h"
 #include "runtime/reasons.h"
-
-extern char** environ;
 
 namespace shoal::runtime {
 namespace {
@@ -32,58 +28,8 @@ UniqueFd openPidfd(pid_t pid) {
   return UniqueFd();
 }
 
-// Owns a posix_spawn_file_actions_t / posix_spawnattr_t for one spawn.
-struct SpawnResources {
-  posix_spawn_file_actions_t actions{};
-  posix_spawnattr_t attr{};
-  bool haveActions = false;
-  bool haveAttr = false;
-  ~SpawnResources() {
-    if (haveActions) posix_spawn_file_actions_destroy(&actions);
-    if (haveAttr) posix_spawnattr_destroy(&attr);
-  }
-};
-
 Status setupFailed(std::string_view what, int rc) {
   return internalError(reason::kSystemCallFailed, std::string(what) + ": " + errnoText(rc));
-}
-
-// The child's environment: the daemon's (or its allow-listed part), then `env` in order.
-std::vector<std::string> buildEnvironment(const ChildOptions& options) {
-  std::set<std::string> allowed;
-  if (options.envAllowList) {
-    allowed.insert(options.envAllowList->begin(), options.envAllowList->end());
-  }
-  std::vector<std::pair<std::string, std::string>> vars;  // inherited order preserved
-  std::map<std::string, size_t> index;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    std::string_view entry(*e);
-    auto eq = entry.find('=');
-    if (eq == std::string_view::npos) continue;
-    std::string name(entry.substr(0, eq));
-    if (options.envAllowList && allowed.count(name) == 0) continue;
-    if (index.count(name) != 0) continue;  // first definition wins, as getenv does
-    index[name] = vars.size();
-    vars.emplace_back(name, std::string(entry.substr(eq + 1)));
-  }
-  for (const auto& [name, value] : options.env) {
-    auto it = index.find(name);
-    if (it != index.end()) {
-      vars[it->second].second = value;
-    } else {
-      index[name] = vars.size();
-      vars.emplace_back(name, value);
-    }
-  }
-  std::vector<std::string> out;
-  out.reserve(vars.size());
-  for (const auto& [name, value] : vars) {
-    std::string entry = name;
-    entry += '=';
-    entry += value;
-    out.push_back(std::move(entry));
-  }
-  return out;
 }
 
 ExitStatus fromSiginfo(const siginfo_t& info) {
@@ -185,97 +131,33 @@ Result<std::unique_ptr<ChildProcess>> ChildProcess::spawn(const ChildOptions& op
   }
   SHOAL_ASSIGN_OR_RETURN(StopWakeup wakeup, StopWakeup::create());
 
-  SpawnResources res;
-  if (int rc = posix_spawn_file_actions_init(&res.actions); rc != 0) {
-    return setupFailed("posix_spawn_file_actions_init", rc);
+  // Every source fd is >= 3 (Pipe::create, liftAboveStdio, the fd 3 copy), so no dup2 below
+  // clobbers another source. dup2 clears CLOEXEC on the target.
+  SpawnPlan plan;
+  plan.argv = options.argv;
+  plan.cwd = options.cwd;
+  plan.environment = childEnvironment(options.envAllowList, {}, options.env);
+  plan.fds.push_back(SpawnFd{0, in.read.get(), "", 0});
+  plan.fds.push_back(SpawnFd{1, out.write.get(), "", 0});
+  switch (options.stderrTarget.mode) {
+    case StderrTarget::Mode::kPipe:
+      plan.fds.push_back(SpawnFd{2, err->write.get(), "", 0});
+      break;
+    case StderrTarget::Mode::kAppendToFile:
+      plan.fds.push_back(SpawnFd{2, errLog.get(), "", 0});
+      break;
+    case StderrTarget::Mode::kNull:
+      plan.fds.push_back(SpawnFd{2, -1, "/dev/null", O_WRONLY});
+      break;
+    case StderrTarget::Mode::kInherit:
+      break;
   }
-  res.haveActions = true;
-  if (int rc = posix_spawnattr_init(&res.attr); rc != 0) {
-    return setupFailed("posix_spawnattr_init", rc);
-  }
-  res.haveAttr = true;
-
-  // Every source fd is >= 3 (Pipe::create, liftAboveStdio), so no dup2 below clobbers another
-  // source. dup2 clears CLOEXEC on the target.
-  int rc = posix_spawn_file_actions_adddup2(&res.actions, in.read.get(), 0);
-  if (rc == 0) rc = posix_spawn_file_actions_adddup2(&res.actions, out.write.get(), 1);
-  if (rc == 0) {
-    switch (options.stderrTarget.mode) {
-      case StderrTarget::Mode::kPipe:
-        rc = posix_spawn_file_actions_adddup2(&res.actions, err->write.get(), 2);
-        break;
-      case StderrTarget::Mode::kAppendToFile:
-        rc = posix_spawn_file_actions_adddup2(&res.actions, errLog.get(), 2);
-        break;
-      case StderrTarget::Mode::kNull:
-        rc = posix_spawn_file_actions_addopen(&res.actions, 2, "/dev/null", O_WRONLY, 0);
-        break;
-      case StderrTarget::Mode::kInherit:
-        break;
-    }
-  }
-  if (rc != 0) return setupFailed("posix_spawn_file_actions (stdio)", rc);
-  if (!options.cwd.empty()) {
-    if (int r = posix_spawn_file_actions_addchdir_np(&res.actions, options.cwd.c_str()); r != 0) {
-      return setupFailed("posix_spawn_file_actions_addchdir_np", r);
-    }
-  }
-  if (third.valid()) {
-    if (int r = posix_spawn_file_actions_adddup2(&res.actions, third.get(), 3); r != 0)
-      return setupFailed("posix_spawn_file_actions_adddup2 (fd 3)", r);
-  }
-  if (int r = posix_spawn_file_actions_addclosefrom_np(&res.actions, third.valid() ? 4 : 3);
-      r != 0) {
-    return setupFailed("posix_spawn_file_actions_addclosefrom_np", r);
-  }
-
-  sigset_t empty;
-  sigset_t all;
-  sigemptyset(&empty);
-  sigfillset(&all);
-  posix_spawnattr_setsigmask(&res.attr, &empty);
-  posix_spawnattr_setsigdefault(&res.attr, &all);
-  if (int r = posix_spawnattr_setpgroup(&res.attr, 0); r != 0) {
-    return setupFailed("posix_spawnattr_setpgroup", r);
-  }
-  short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP;
-  if (int r = posix_spawnattr_setflags(&res.attr, flags); r != 0) {
-    return setupFailed("posix_spawnattr_setflags", r);
-  }
-
-  std::vector<std::string> envStrings = buildEnvironment(options);
-  std::vector<char*> envp;
-  envp.reserve(envStrings.size() + 1);
-  for (auto& s : envStrings) {
-    envp.push_back(s.data());
-  }
-  envp.push_back(nullptr);
-  std::vector<std::string> argvCopy = options.argv;
-  std::vector<char*> argv;
-  argv.reserve(argvCopy.size() + 1);
-  for (auto& s : argvCopy) {
-    argv.push_back(s.data());
-  }
-  argv.push_back(nullptr);
-
-  pid_t pid = -1;
-  rc = posix_spawnp(&pid, program.c_str(), &res.actions, &res.attr, argv.data(), envp.data());
-  if (rc != 0) {
-    std::string what = "cannot start '" + program + "': " + errnoText(rc);
-    switch (rc) {
-      case ENOENT:
-        return notFound(reason::kBinaryMissing, what + (program.find('/') == std::string::npos
-                                                            ? " (not found on the daemon's PATH)"
-                                                            : ""));
-      case EACCES:
-      case EPERM:
-        return permissionDenied(reason::kBinaryNotExecutable, what);
-      case ENOEXEC:
-        return invalidArgument(reason::kBinaryNotExecutable, what);
-      default:
-        return unavailable(reason::kSpawnFailed, what);
-    }
-  }
+  if (third.valid()) plan.fds.push_back(SpawnFd{3, third.get(), "", 0});
+  plan.closeFrom = third.valid() ? 4 : 3;
+  plan.newProcessGroup = true;
+  if (program.find('/') == std::string::npos)
+    plan.notFoundHint = " (not found on the daemon's PATH)";
+  SHOAL_ASSIGN_OR_RETURN(const pid_t pid, spawnProcess(plan));
 
   // The child holds its ends now; the parent keeps only its own (CLOEXEC) ends.
   in.read.reset();

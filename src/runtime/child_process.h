@@ -1,8 +1,8 @@
 // ChildProcess: one runtime Process — a child with pipes for stdin and stdout (stderr to a pipe
 // or appended to a log file), in its OWN process group, supervised until it is reaped.
 //
-// Spawn: posix_spawnp (argv[0] searched on the daemon's PATH when it has no '/'), with
-// POSIX_SPAWN_SETPGROUP so the child leads a new process group (pgid == pid) before it execs;
+// Spawn: base/spawn.h's spawnProcess (argv[0] searched on the daemon's PATH when it has no '/'),
+// with POSIX_SPAWN_SETPGROUP so the child leads a new process group (pgid == pid) before it execs;
 // signal mask and dispositions reset to defaults (a daemon that ignores SIGPIPE does not pass
 // that on); every descriptor but 0-2 closed in the child (and 3, when `fd3` gives one). Every
 // descriptor the parent keeps is O_CLOEXEC. Environment: the daemon's, or only the names on
