@@ -60,7 +60,7 @@ using std::chrono::seconds;
 // prompt ~1.5 s more to load providers and plugins).
 constexpr milliseconds kTurnWait = seconds(60);
 
-// How the driver logs a prompt in the runtime log (opencode_driver.cc).
+// How the driver logs a prompt in the runtime log (runtime/opencode/server.cc).
 constexpr std::string_view kPromptLine = "[shoal] prompt_async ";
 
 std::optional<json::object> parseObject(const std::string& line) {

@@ -1,6 +1,7 @@
-// The `opencode` runtime driver (driver.cc): `opencode serve` on 127.0.0.1, spoken to
-// over HTTP with its `GET /event` SSE stream as the only evidence of what it did (docs/daemon.md,
-// Runtimes; seed 004 §1.1, §2, §3 "OpenCode does not declare active-turn delivery").
+// The `opencode` runtime driver (server.cc, runner.cc, fences.cc over driver_impl.h): `opencode
+// serve` on 127.0.0.1, spoken to over HTTP with its `GET /event` SSE stream as the only
+// evidence of what it did (docs/daemon.md, Runtimes; seed 004 §1.1, §2, §3 "OpenCode does not
+// declare active-turn delivery").
 //
 // Launch: the server is started on a free loopback port and awaited until its stdout line
 // `opencode server listening on http://…` (an HTTP connection made while it starts can hang);
