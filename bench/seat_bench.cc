@@ -78,6 +78,7 @@
 #include "base/subprocess.h"
 #include "bench_mesh.h"
 #include "daemon/seat.h"
+#include "daemon/seat_files.h"
 #include "journal/ownership_journal.h"
 #include "mesh/endpoint.h"
 #include "mesh/outbound.h"
@@ -321,7 +322,8 @@ class ProbeWatch {
   ProbeWatch(const ProbeWatch&) = delete;
   ProbeWatch& operator=(const ProbeWatch&) = delete;
 
-  // Starts watching the cwd (it exists once the seat is open); earlier commits are not seen.
+  // Starts watching the seat's files directory, `<cwd>/.shoal` (daemon/seat_files.h; it exists
+  // once the seat is open); earlier commits are not seen.
   void watchCommits() {
     inotify_ = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
     if (inotify_ < 0) die("inotify_init1");
@@ -329,7 +331,8 @@ class ProbeWatch {
     // identical unread one before it, so with IN_MOVED_TO alone two commits in quick
     // succession could read as one. Each chain creates its temp file before its rename, so
     // two renames are never adjacent in the queue.
-    if (::inotify_add_watch(inotify_, cwd_.c_str(), IN_MOVED_TO | IN_CREATE) < 0) {
+    const std::string files = daemon::seatFilesDir(cwd_);
+    if (::inotify_add_watch(inotify_, files.c_str(), IN_MOVED_TO | IN_CREATE) < 0) {
       die("inotify_add_watch");
     }
   }
@@ -741,7 +744,8 @@ int main(int argc, char** argv) {
   const std::string seatId = profile.principal.dotForm();
   const std::string seatDurable = fmt::format("dm_{}-{}-{}", profile.principal.owner,
                                               profile.principal.actor, profile.lifecycleUid);
-  const std::string statePath = seatCwd + "/" + std::string(journal::kStateFileName);
+  const std::string statePath =
+      daemon::seatFilesDir(seatCwd) + "/" + std::string(journal::kStateFileName);
 
   std::printf("seat_bench: %s run, %u CPUs, nats-server pid %d, space '%.*s'\n",
               config.quick ? "quick" : "full", std::thread::hardware_concurrency(),
