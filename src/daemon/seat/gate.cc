@@ -403,8 +403,8 @@ void Seat::Impl::onDriver(const runtime::DriverEvent& e) {
         turnEnded(e);
         return;
       }
-      runtime::DriverEvent ended =
-          e;  // the turn `shoal seat interrupt` stopped: it failed, saying so
+      // The turn `shoal seat interrupt` stopped: it failed, saying so.
+      runtime::DriverEvent ended = e;
       ended.isError = true;
       ended.detail = "interrupted by `shoal seat interrupt`" +
                      (e.detail.empty() ? std::string() : " (" + e.detail + ")");
