@@ -16,23 +16,41 @@
 //             `shoal` side): what the mesh alone costs.
 //   seat      Alice sendDirect → a daemon::Seat (runtime `exec`) whose program is stdin_probe:
 //             it writes one byte to a FIFO when a whole delivery block has arrived on its
-//             stdin, and the bench thread reads it. On the way the seat commits two journal
-//             transactions, each a full fsync chain (write temp, fsync, close, rename, fsync
-//             dir): admission (`queued`, before the broker ack) and the handoff
-//             (`inflight(dispatching)`, before the first byte). The third — `surfaced` — is
-//             committed after the write, so it is NOT in the end-to-end sample; it is timed
-//             beside it. Every commit renames the state file into place, so an inotify watch
-//             on the seat's cwd timestamps each chain at its rename (before its dir fsync).
-//             The next round starts once the seat published the receipt. A round that takes
-//             more than 10 s is reported as a stall and given up to a minute.
+//             stdin, and the bench thread reads it. Every journal commit on the way is a full
+//             fsync chain (write temp, fsync, close, rename, fsync dir); a DM takes one of two
+//             paths:
+//               direct lane  the runtime accepting and idle (nothing in hand, nothing queued):
+//                            admitted straight to `inflight(dispatching)` in its admission
+//                            transaction (before the broker ack) and written with no second
+//                            commit — one chain before the write;
+//               queued       the seat busy: admitted `queued`, then the handoff
+//                            (`inflight(dispatching)`) before the first byte — two chains.
+//             After the write both commit what the exec driver's traits say (runtime::execTraits:
+//             surfaced on the program's read): `inflight(outcome_unknown)` ("written; awaiting
+//             its read") and, once the program read the block, `surfaced` — neither is in the
+//             end-to-end sample; both are timed beside it. So an idle-seat DM costs 3 commits,
+//             a queued one 4. Every commit renames the state file into place, so an inotify
+//             watch on the seat's `.shoal/` timestamps each chain at its rename (before its dir
+//             fsync). A round waits for the byte and its commits, and the next starts once the
+//             seat published the receipt; the round is then classified by its renames and by
+//             the seat's lane counters (SeatCounters::direct, directRequeued): 3 renames and a
+//             direct handoff is direct, 4 and none queued, anything else anomalous (reported:
+//             a requeued lane claim, a missing commit, or an extra one — the seat's history
+//             and receipt-outbox sections commit at most about once a second). A round that
+//             takes more than 10 s is reported as a stall and given up to a minute.
 //   fsync     writeFileAtomically (base/file_system.h: the journal's chain) of a file the size
 //             the seat's state file has at that round, in a sibling directory of the seat's
 //             cwd (same file system): one journal commit's floor.
-// Ratios of the seat's p50: to raw, to fsync, (seat − raw) / fsync ("journal chains per DM")
-// and (seat − endpoint) / fsync (the seat's cost above its endpoint, in fsync floors); the
-// residual seat − endpoint − 2 × fsync (its work besides the two chains). Every commit
-// rewrites the whole state file, which grows by one tombstone per DM up to the journal's cap
-// (512), so the first and last quarter of the rounds are also shown side by side.
+// The seat's stages: send → admission committed (inflight when direct, queued otherwise); for
+// queued rounds, admission → handoff committed; the last commit before the write → bytes at the
+// probe; bytes → outcome_unknown committed; bytes → surfaced committed; and how many rounds
+// went each way. Ratios of the seat's p50: to raw, to fsync, (seat − raw) / fsync ("journal
+// chains per DM before the write"), (seat − endpoint) / fsync (the seat's cost above its
+// endpoint, in fsync floors); the residual seat − endpoint − N × fsync, N the chains before the
+// write in the typical round (the p50 over the classified rounds: 1 direct, 2 queued) — its
+// work besides them; and the issue's goal, seat / (raw + fsync) ≤ 1.3×. Every commit rewrites
+// the whole state file, which grows by one tombstone per DM up to the journal's cap (512), so
+// the first and last quarter of the rounds are also shown side by side.
 //
 // Memory: the bench re-executes itself as a child (`--rss-child endpoints|seats`) for each
 // kind, so neither measurement reuses memory the other freed. The child opens one of its kind
@@ -83,6 +101,7 @@
 #include "mesh/endpoint.h"
 #include "mesh/outbound.h"
 #include "planes/space_provisioner.h"
+#include "runtime/exec/driver.h"
 #include "testing/temp_dir.h"
 #include "wire/message.h"
 #include "wire/names.h"
@@ -101,8 +120,19 @@ constexpr int kIndexDigits = 7;
 constexpr int64_t kSampleTimeoutUs = 10'000'000;
 // A seat round that passes kSampleTimeoutUs is reported as a stall and given up to this long.
 constexpr int64_t kStallLimitUs = 60'000'000;
-// Journal commits per DM that the inotify watch waits for: admission, handoff, surfaced.
-constexpr size_t kCommitsPerDm = 3;
+// Journal commits (state-file renames) per DM. Before the write: the direct lane (an idle
+// runtime, nothing queued) admits straight to inflight(dispatching), one commit; the queued
+// path commits queued, then the handoff (inflight(dispatching)), two. After it, from the exec
+// driver's traits: a runtime surfaced on write commits surfaced; one surfaced on read (exec
+// since it counts unread bytes) commits inflight(outcome_unknown) ("written; awaiting its
+// read") and, once the program read the block, surfaced.
+constexpr size_t kDirectBeforeWrite = 1;
+constexpr size_t kQueuedBeforeWrite = 2;
+constexpr size_t kAfterWrite = runtime::execTraits(false).surfacedOnWrite ? 1 : 2;
+constexpr size_t kDirectCommits = kDirectBeforeWrite + kAfterWrite;
+constexpr size_t kQueuedCommits = kQueuedBeforeWrite + kAfterWrite;
+// While a round waits with no event, the seat's counters are read this often.
+constexpr int64_t kCounterTickUs = 50'000;
 
 struct Config {
   int samples = 300;
@@ -366,6 +396,8 @@ class ProbeWatch {
     readCommits(nowUs(), extra);
     return extra.size();
   }
+  // Renames that arrived since the last wait, appended to `out` (timestamped now).
+  void takeCommits(std::vector<int64_t>& out) { readCommits(nowUs(), out); }
   int64_t bytes() const { return bytes_; }
 
  private:
@@ -407,10 +439,11 @@ struct RoundTimes {
   size_t stateBytes = 0;
 };
 
-// The seat's time besides its endpoint and its two commit chains, from p50s: seat − endpoint −
-// 2 × fsync floor (the gate hop, rendering, encoding the journal state, the pipe, the probe).
-double residualMs(double seatMs, double endpointMs, double floorMs) {
-  return seatMs - endpointMs - 2 * floorMs;
+// The seat's time besides its endpoint and its `chains` commit chains before the write, from
+// p50s: seat − endpoint − chains × fsync floor (the gate hop, rendering, encoding the journal
+// state, the pipe, the probe).
+double residualMs(double seatMs, double endpointMs, double floorMs, int chains) {
+  return seatMs - endpointMs - chains * floorMs;
 }
 
 double msSince(int64_t us, int64_t sinceUs) {
@@ -421,6 +454,172 @@ size_t fileSize(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 ? static_cast<size_t>(st.st_size) : 0;
 }
+
+// --- One seat round --------------------------------------------------------------------------
+
+enum class SeatPath { kDirect, kQueued, kAnomalous };
+
+// One DM to the seat: when it was sent, what the probe watch saw, and the seat's lane counters
+// over the round.
+struct SeatRound {
+  int index = 0;
+  int64_t sentAt = 0;
+  int64_t callUs = 0;  // the sendDirect call alone
+  SeatObservation seen;
+  uint64_t direct = 0;    // SeatCounters::direct delta: handed by the direct lane
+  uint64_t requeued = 0;  // SeatCounters::directRequeued delta: a lane claim put back
+  bool stalled = false;
+  SeatPath path = SeatPath::kAnomalous;
+  // Commits before the write: direct, the admission as inflight; queued, queued and the handoff.
+  size_t chainsBefore() const {
+    return path == SeatPath::kDirect ? kDirectBeforeWrite : kQueuedBeforeWrite;
+  }
+};
+
+// The round's rename times, in ms after the send ("1.2 / 2.5").
+std::string commitTimes(const SeatRound& round) {
+  std::string out;
+  for (int64_t at : round.seen.commits) {
+    out += fmt::format("{}{:.1f}", out.empty() ? "" : " / ", msSince(at, round.sentAt));
+  }
+  return out.empty() ? "none" : out;
+}
+
+void reportStall(const SeatRound& round, const daemon::SeatSnapshot& stuck) {
+  std::printf(
+      "  ! round %d stalled: after %.0f s probe byte %s, %zu commits; seat %s, queued %zu, "
+      "inflight %zu, surfaced %llu, receipts %llu, direct %llu, note '%s'\n",
+      round.index, kSampleTimeoutUs / 1e6, round.seen.byteAt != 0 ? "seen" : "missing",
+      round.seen.commits.size(), stuck.state.c_str(), stuck.queued, stuck.inflight,
+      static_cast<unsigned long long>(stuck.counters.surfaced),
+      static_cast<unsigned long long>(stuck.counters.receipts),
+      static_cast<unsigned long long>(stuck.counters.direct), stuck.note.c_str());
+  std::fflush(stdout);
+}
+
+// Waits for the probe's byte and `commits` renames in `round`. Each kCounterTickUs without
+// them it reads the seat's counters: a round the seat has surfaced (`surfacedBy`) with its byte
+// seen but fewer renames ends the wait (false). Past kSampleTimeoutUs it reports a stall once;
+// past kStallLimitUs it gives up the run.
+bool awaitSeat(ProbeWatch& probe, daemon::Seat& seat, SeatRound& round, size_t commits,
+               uint64_t surfacedBy) {
+  for (;;) {
+    if (probe.wait(round.seen, commits, nowUs() + kCounterTickUs)) return true;
+    const daemon::SeatSnapshot now = seat.snapshot();
+    if (round.seen.byteAt != 0 && now.counters.surfaced >= surfacedBy) {
+      probe.takeCommits(round.seen.commits);  // a commit renames before it counts
+      return round.seen.commits.size() >= commits;
+    }
+    const int64_t waited = nowUs() - round.sentAt;
+    if (waited > kStallLimitUs) {
+      orDie(deadlineExceeded(
+                "seat-round",
+                fmt::format("round {}: probe byte {}, {} of {} commits after {} s", round.index,
+                            round.seen.byteAt != 0 ? "seen" : "missing", round.seen.commits.size(),
+                            commits, kStallLimitUs / 1'000'000)),
+            "the seat round");
+    }
+    if (waited > kSampleTimeoutUs && !round.stalled) {
+      round.stalled = true;  // a stall, not necessarily a loss: give it a minute
+      reportStall(round, now);
+    }
+  }
+}
+
+// One DM to the seat: sends it, waits for the probe's byte and the round's commits, paces on
+// the receipt, then classifies the round by its renames and the seat's lane counters:
+// kDirectCommits renames and a direct handoff is the direct lane, kQueuedCommits and none the
+// queued path; anything else is anomalous (a requeued claim, a missing or an extra commit — the
+// seat's own bookkeeping sections, history and receipt outbox, commit at most every second or
+// so and make the round they land in one).
+SeatRound runSeatRound(ProbeWatch& probe, daemon::Seat& seat, mesh::Endpoint& alice,
+                       const std::string& seatId, const std::string& text, int index) {
+  SeatRound round;
+  round.index = index;
+  const daemon::SeatCounters before = seat.snapshot().counters;
+  const uint64_t surfacedBy = before.surfaced + 1;
+  round.sentAt = nowUs();
+  orDie(alice.sendDirect(seatId, text).status(), "seat send");
+  round.callUs = nowUs() - round.sentAt;
+  // First the byte and a direct round's commits (a queued round has as many by then or soon
+  // after); the lane counters are final once the byte is out: the gate counts a direct handoff
+  // before its write, and a claim it puts back before the handoff that follows.
+  if (awaitSeat(probe, seat, round, kDirectCommits, surfacedBy)) {
+    const daemon::SeatCounters mid = seat.snapshot().counters;
+    round.direct = mid.direct - before.direct;
+    round.requeued = mid.directRequeued - before.directRequeued;
+    // A queued DM commits once more (the handoff); a claim put back once more again.
+    const size_t expected = (round.direct > 0 ? kDirectCommits : kQueuedCommits) + round.requeued;
+    (void)awaitSeat(probe, seat, round, expected, surfacedBy);
+  }
+  // The next round starts once the seat surfaced this one and published its receipt.
+  const int64_t paceBy = nowUs() + kSampleTimeoutUs;
+  for (;;) {
+    const daemon::SeatCounters c = seat.snapshot().counters;
+    round.direct = c.direct - before.direct;
+    round.requeued = c.directRequeued - before.directRequeued;
+    if ((c.surfaced >= surfacedBy && c.receipts > before.receipts) || nowUs() >= paceBy) break;
+    std::this_thread::sleep_for(milliseconds(1));
+  }
+  probe.takeCommits(round.seen.commits);  // a late rename makes the round anomalous
+  const size_t n = round.seen.commits.size();
+  if (round.requeued == 0 && round.direct == 1 && n == kDirectCommits) {
+    round.path = SeatPath::kDirect;
+  } else if (round.requeued == 0 && round.direct == 0 && n == kQueuedCommits) {
+    round.path = SeatPath::kQueued;
+  }
+  if (round.stalled) {
+    std::printf("  ! round %d completed: byte at %.1f ms, commits at %s ms after the send\n", index,
+                msSince(round.seen.byteAt, round.sentAt), commitTimes(round).c_str());
+    std::fflush(stdout);
+  }
+  return round;
+}
+
+// The sampled seat rounds, by path and by stage (commit times at each chain's rename).
+struct SeatSamples {
+  std::vector<int64_t> seatUs, directUs, queuedUs, callUs;
+  std::vector<int64_t> toAdmitUs;         // send → admission committed (either path)
+  std::vector<int64_t> admitToHandoffUs;  // queued rounds: admission → handoff committed
+  std::vector<int64_t> lastToByteUs;      // the last commit before the write → the byte
+  std::vector<int64_t> byteToWrittenUs;   // surfaced on read: the byte → outcome_unknown
+  std::vector<int64_t> byteToSurfacedUs, toSurfacedUs;
+  std::vector<size_t> chainsBefore;  // per classified round: 1 direct, 2 queued
+  int direct = 0, queued = 0, anomalous = 0;
+
+  void add(const SeatRound& r) {
+    const SeatObservation& s = r.seen;
+    seatUs.push_back(s.byteAt - r.sentAt);
+    callUs.push_back(r.callUs);
+    if (r.path == SeatPath::kAnomalous) {
+      ++anomalous;
+      return;
+    }
+    const size_t before = r.chainsBefore();
+    if (r.path == SeatPath::kDirect) {
+      ++direct;
+      directUs.push_back(s.byteAt - r.sentAt);
+    } else {
+      ++queued;
+      queuedUs.push_back(s.byteAt - r.sentAt);
+      admitToHandoffUs.push_back(s.commits[1] - s.commits[0]);
+    }
+    toAdmitUs.push_back(s.commits[0] - r.sentAt);
+    lastToByteUs.push_back(s.byteAt - s.commits[before - 1]);
+    if (kAfterWrite == 2) byteToWrittenUs.push_back(s.commits[before] - s.byteAt);
+    byteToSurfacedUs.push_back(s.commits.back() - s.byteAt);
+    toSurfacedUs.push_back(s.commits.back() - r.sentAt);
+    chainsBefore.push_back(before);
+  }
+  // The p50 (nearest rank) of the chains before the write over the classified rounds; 1 when
+  // there are none.
+  int typicalChains() const {
+    if (chainsBefore.empty()) return 1;
+    std::vector<size_t> sorted = chainsBefore;
+    std::sort(sorted.begin(), sorted.end());
+    return static_cast<int>(sorted[(sorted.size() + 1) / 2 - 1]);
+  }
+};
 
 // --- /proc -----------------------------------------------------------------------------------
 
@@ -613,9 +812,17 @@ std::string padded(std::string_view text, size_t width) {
   return out;
 }
 
+// The label column of the latency tables: the longest stage name.
+constexpr size_t kLabelWidth = 67;
+
 void printLatencyRow(std::string_view name, const bench::LatencySummary& s) {
-  std::printf("  %s %5zu %9.3f %9.3f %9.3f %9.3f\n", padded(name, 44).c_str(), s.n, s.p50Ms,
-              s.p99Ms, s.maxMs, s.meanMs);
+  if (s.n == 0) {  // e.g. no round took that path
+    std::printf("  %s %5zu %9s %9s %9s %9s\n", padded(name, kLabelWidth).c_str(), s.n, "—", "—",
+                "—", "—");
+    return;
+  }
+  std::printf("  %s %5zu %9.3f %9.3f %9.3f %9.3f\n", padded(name, kLabelWidth).c_str(), s.n,
+              s.p50Ms, s.p99Ms, s.maxMs, s.meanMs);
 }
 
 std::string jsonLatency(const bench::LatencySummary& s) {
@@ -625,6 +832,79 @@ std::string jsonLatency(const bench::LatencySummary& s) {
 
 double safeRatio(double a, double b) {
   return b > 0 ? a / b : 0;
+}
+
+// The seat's rows under the end-to-end table: each path's end to end, then the stages.
+void printSeatStages(const SeatSamples& s, int warmup, const int (&warmPaths)[3]) {
+  std::printf(
+      "  seat, by path and where the time goes (commit times are at each chain's rename)\n");
+  printLatencyRow(fmt::format("seat, direct lane ({} commits per DM)", kDirectCommits),
+                  bench::summarize(s.directUs));
+  printLatencyRow(fmt::format("seat, queued ({} commits per DM)", kQueuedCommits),
+                  bench::summarize(s.queuedUs));
+  printLatencyRow("send → admission committed (inflight when direct, queued otherwise)",
+                  bench::summarize(s.toAdmitUs));
+  printLatencyRow("admission → handoff (inflight) committed (queued rounds)",
+                  bench::summarize(s.admitToHandoffUs));
+  printLatencyRow("last commit before the write → bytes at the probe",
+                  bench::summarize(s.lastToByteUs));
+  if (kAfterWrite == 2) {
+    printLatencyRow("bytes at the probe → written (outcome_unknown) committed",
+                    bench::summarize(s.byteToWrittenUs));
+  }
+  printLatencyRow("bytes at the probe → surfaced committed", bench::summarize(s.byteToSurfacedUs));
+  printLatencyRow("send → surfaced committed (not in e2e)", bench::summarize(s.toSurfacedUs));
+  printLatencyRow("sendDirect call alone", bench::summarize(s.callUs));
+  std::printf(
+      "  paths: direct lane %d, queued %d, anomalous (neither %zu commits direct nor %zu queued) "
+      "%d of %zu sampled rounds; warm-up (%d): direct %d, queued %d, anomalous %d\n",
+      s.direct, s.queued, kDirectCommits, kQueuedCommits, s.anomalous, s.seatUs.size(), warmup,
+      warmPaths[0], warmPaths[1], warmPaths[2]);
+}
+
+// The ratios of the seat's p50.
+struct SeatRatios {
+  double overRaw = 0, overRawP99 = 0, overFsync = 0, chains = 0, aboveEndpoint = 0;
+  double endpointOverRaw = 0, residual = 0, overRawPlusChain = 0;
+  int residualChains = 1;  // chains before the write in the typical round
+};
+
+SeatRatios seatRatios(const bench::LatencySummary& raw, const bench::LatencySummary& endpoint,
+                      const bench::LatencySummary& seat, const bench::LatencySummary& floor,
+                      int chainsBefore) {
+  SeatRatios r;
+  r.overRaw = safeRatio(seat.p50Ms, raw.p50Ms);
+  r.overRawP99 = safeRatio(seat.p99Ms, raw.p99Ms);
+  r.overFsync = safeRatio(seat.p50Ms, floor.p50Ms);
+  r.chains = safeRatio(seat.p50Ms - raw.p50Ms, floor.p50Ms);
+  r.aboveEndpoint = safeRatio(seat.p50Ms - endpoint.p50Ms, floor.p50Ms);
+  r.endpointOverRaw = safeRatio(endpoint.p50Ms, raw.p50Ms);
+  r.residualChains = chainsBefore;
+  r.residual = residualMs(seat.p50Ms, endpoint.p50Ms, floor.p50Ms, chainsBefore);
+  r.overRawPlusChain = safeRatio(seat.p50Ms, raw.p50Ms + floor.p50Ms);
+  return r;
+}
+
+void printRatios(const SeatRatios& r) {
+  std::printf("\nRatios of the seat's p50\n");
+  std::printf("  seat / raw                          %.2f×   (p99: %.2f×)\n", r.overRaw,
+              r.overRawP99);
+  std::printf("  seat / fsync floor                  %.2f×\n", r.overFsync);
+  std::printf(
+      "  (seat − raw) / fsync floor          %.2f   journal chains per DM before the write\n",
+      r.chains);
+  std::printf("  (seat − endpoint) / fsync floor     %.2f   the seat above its endpoint\n",
+              r.aboveEndpoint);
+  std::printf("  endpoint / raw                      %.2f×\n", r.endpointOverRaw);
+  std::printf(
+      "  seat − endpoint − %d × fsync floor   %.3f ms   the seat's work besides its %s before "
+      "the write (the typical round: %s)\n",
+      r.residualChains, r.residual, r.residualChains == 1 ? "one chain" : "two chains",
+      r.residualChains == 1 ? "direct lane" : "queued");
+  std::printf(
+      "  seat / (raw + fsync floor)          %.2f×   the issue's goal: ≤ 1.3× (raw JetStream plus "
+      "one fsync chain)\n",
+      r.overRawPlusChain);
 }
 
 Config parse(int argc, char** argv) {
@@ -758,13 +1038,13 @@ int main(int argc, char** argv) {
       seatCwd.c_str());
   std::fflush(stdout);
 
-  std::vector<int64_t> rawUs, endpointUs, seatUs, sendCallUs, floorUs;
-  std::vector<int64_t> toAdmitUs, admitToHandoffUs, handoffToByteUs, byteToSurfacedUs, toSurfacedUs;
+  std::vector<int64_t> rawUs, endpointUs, floorUs;
+  SeatSamples seatSamples;
+  int warmPaths[3] = {0, 0, 0};     // warm-up rounds by SeatPath
   std::vector<RoundTimes> sampled;  // in order, for the drift table
-  int rawLost = 0, endpointLost = 0, stalls = 0;
-  size_t extraCommits = 0;
+  int rawLost = 0, endpointLost = 0, stalls = 0, anomalies = 0;
+  size_t outsideCommits = 0;  // renames between rounds
   size_t stateBytesFirst = 0, stateBytesLast = 0;
-  uint64_t seatDone = seat->snapshot().counters.receipts;
   const int rounds = config.warmup + config.samples;
   for (int r = 0; r < rounds; ++r) {
     const bool sample = r >= config.warmup;
@@ -786,52 +1066,24 @@ int main(int argc, char** argv) {
     RoundTimes round;
     round.endpointUs = at != 0 ? at - t0 : -1;
 
-    // The seat: the probe's byte and the three commits, then the receipt (pacing only).
-    extraCommits += probe.drainCommits();
-    SeatObservation seen;
-    t0 = nowUs();
-    orDie(alice->sendDirect(seatId, text).status(), "seat send");
-    int64_t t1 = nowUs();
-    if (!probe.wait(seen, kCommitsPerDm, t0 + kSampleTimeoutUs)) {
-      // A stall, not necessarily a loss: say what the seat is doing, then give it a minute.
-      const daemon::SeatSnapshot stuck = seat->snapshot();
+    // The seat: the probe's byte and the round's commits, then the receipt (pacing only).
+    outsideCommits += probe.drainCommits();
+    const SeatRound seen = runSeatRound(probe, *seat, *alice, seatId, text, r);
+    if (seen.stalled) ++stalls;
+    if (seen.path == SeatPath::kAnomalous && ++anomalies <= 10) {
       std::printf(
-          "  ! round %d stalled: after %.0f s probe byte %s, %zu of %zu commits; seat %s, "
-          "queued %zu, inflight %zu, surfaced %llu, receipts %llu, note '%s'\n",
-          r, kSampleTimeoutUs / 1e6, seen.byteAt != 0 ? "seen" : "missing", seen.commits.size(),
-          kCommitsPerDm, stuck.state.c_str(), stuck.queued, stuck.inflight,
-          static_cast<unsigned long long>(stuck.counters.surfaced),
-          static_cast<unsigned long long>(stuck.counters.receipts), stuck.note.c_str());
-      if (!probe.wait(seen, kCommitsPerDm, t0 + kStallLimitUs)) {
-        orDie(
-            deadlineExceeded("seat-round",
-                             fmt::format("round {}: probe byte {}, {} of {} commits after {} s", r,
-                                         seen.byteAt != 0 ? "seen" : "missing", seen.commits.size(),
-                                         kCommitsPerDm, kStallLimitUs / 1'000'000)),
-            "the seat round");
-      }
-      ++stalls;
-      std::printf(
-          "  ! round %d completed: byte at %.1f ms, commits at %.1f / %.1f / %.1f ms after the "
-          "send\n",
-          r, msSince(seen.byteAt, t0), msSince(seen.commits[0], t0), msSince(seen.commits[1], t0),
-          msSince(seen.commits[2], t0));
+          "  ! round %d anomalous: %zu commits (at %s ms), direct %llu, requeued %llu; byte at "
+          "%.1f ms\n",
+          r, seen.seen.commits.size(), commitTimes(seen).c_str(),
+          static_cast<unsigned long long>(seen.direct),
+          static_cast<unsigned long long>(seen.requeued), msSince(seen.seen.byteAt, seen.sentAt));
       std::fflush(stdout);
     }
-    ++seatDone;
-    const int64_t paceBy = nowUs() + kSampleTimeoutUs;
-    while (seat->snapshot().counters.receipts < seatDone && nowUs() < paceBy) {
-      std::this_thread::sleep_for(milliseconds(1));
-    }
-    round.seatUs = seen.byteAt - t0;
+    round.seatUs = seen.seen.byteAt - seen.sentAt;
     if (sample) {
-      seatUs.push_back(seen.byteAt - t0);
-      sendCallUs.push_back(t1 - t0);
-      toAdmitUs.push_back(seen.commits[0] - t0);
-      admitToHandoffUs.push_back(seen.commits[1] - seen.commits[0]);
-      handoffToByteUs.push_back(seen.byteAt - seen.commits[1]);
-      byteToSurfacedUs.push_back(seen.commits[2] - seen.byteAt);
-      toSurfacedUs.push_back(seen.commits[2] - t0);
+      seatSamples.add(seen);
+    } else {
+      ++warmPaths[static_cast<int>(seen.path)];
     }
 
     // The fsync floor, at the state file's current size.
@@ -849,57 +1101,34 @@ int main(int argc, char** argv) {
     }
   }
   std::this_thread::sleep_for(milliseconds(300));  // the last acks and receipts land
-  extraCommits += probe.drainCommits();
+  outsideCommits += probe.drainCommits();
 
   const auto rawS = bench::summarize(rawUs);
   const auto endpointS = bench::summarize(endpointUs);
-  const auto seatS = bench::summarize(seatUs);
+  const auto seatS = bench::summarize(seatSamples.seatUs);
   const auto floorS = bench::summarize(floorUs);
-  const auto surfacedS = bench::summarize(toSurfacedUs);
+  const auto surfacedS = bench::summarize(seatSamples.toSurfacedUs);
 
   std::printf("DM end to end, one in flight (%d rounds)\n", config.samples);
-  std::printf("  %-44s %5s %9s %9s %9s %9s\n", "", "n", "p50 ms", "p99 ms", "max ms", "mean ms");
+  std::printf("  %s %5s %9s %9s %9s %9s\n", padded("", kLabelWidth).c_str(), "n", "p50 ms",
+              "p99 ms", "max ms", "mean ms");
   printLatencyRow("raw JetStream (publish → fetch; baseline)", rawS);
   printLatencyRow("endpoint (sendDirect → handler)", endpointS);
   printLatencyRow("seat (sendDirect → bytes at runtime stdin)", seatS);
   printLatencyRow("fsync floor (one journal commit chain)", floorS);
-  const auto admitS = bench::summarize(toAdmitUs);
-  const auto handoffS = bench::summarize(admitToHandoffUs);
-  const auto bytesS = bench::summarize(handoffToByteUs);
-  const auto surfacedStageS = bench::summarize(byteToSurfacedUs);
-  std::printf("  seat, where the time goes (commit times are at each chain's rename)\n");
-  printLatencyRow("send → admission (queued) committed", admitS);
-  printLatencyRow("admission → handoff (inflight) committed", handoffS);
-  printLatencyRow("handoff committed → bytes at the probe", bytesS);
-  printLatencyRow("bytes at the probe → surfaced committed", surfacedStageS);
-  printLatencyRow("send → surfaced committed (not in e2e)", surfacedS);
-  printLatencyRow("sendDirect call alone", bench::summarize(sendCallUs));
+  printSeatStages(seatSamples, config.warmup, warmPaths);
   std::printf("  state file %zu → %zu bytes over the run; fsync floor written at that size\n",
               stateBytesFirst, stateBytesLast);
 
-  const double chains = safeRatio(seatS.p50Ms - rawS.p50Ms, floorS.p50Ms);
-  const double aboveEndpoint = safeRatio(seatS.p50Ms - endpointS.p50Ms, floorS.p50Ms);
-  std::printf("\nRatios of the seat's p50\n");
-  std::printf("  seat / raw                        %s   (p99: %s)\n",
-              bench::ratio(seatS.p50Ms, rawS.p50Ms).c_str(),
-              bench::ratio(seatS.p99Ms, rawS.p99Ms).c_str());
-  std::printf("  seat / fsync floor                %s\n",
-              bench::ratio(seatS.p50Ms, floorS.p50Ms).c_str());
-  std::printf("  (seat − raw) / fsync floor        %.2f   journal chains per DM\n", chains);
-  std::printf("  (seat − endpoint) / fsync floor   %.2f   the seat above its endpoint\n",
-              aboveEndpoint);
-  std::printf("  endpoint / raw                    %s\n",
-              bench::ratio(endpointS.p50Ms, rawS.p50Ms).c_str());
-  const double residual = residualMs(seatS.p50Ms, endpointS.p50Ms, floorS.p50Ms);
-  std::printf(
-      "  seat − endpoint − 2 × fsync floor %.3f ms   the seat's work besides its two chains\n",
-      residual);
+  const int chainsBefore = seatSamples.typicalChains();
+  const SeatRatios ratios = seatRatios(rawS, endpointS, seatS, floorS, chainsBefore);
+  printRatios(ratios);
 
   // Each commit rewrites the whole state file, which grows by a tombstone per DM (up to the
   // journal's cap): the first and last quarter of the rounds side by side.
   std::printf("\nDrift over the run (p50 ms; the state file grows by one tombstone per DM)\n");
-  std::printf("  %-16s %14s %10s %10s %10s %10s\n", "rounds", "state bytes", "endpoint", "seat",
-              "fsync", "residual");
+  std::printf("  %-16s %14s %10s %10s %10s %10s   (residual: seat − endpoint − %d × fsync)\n",
+              "rounds", "state bytes", "endpoint", "seat", "fsync", "residual", chainsBefore);
   const size_t quarter = std::max<size_t>(1, sampled.size() / 4);
   for (size_t from : {size_t{0}, sampled.size() - std::min(quarter, sampled.size())}) {
     std::vector<int64_t> e, st, f;
@@ -916,7 +1145,7 @@ int main(int argc, char** argv) {
                     .c_str(),
                 bench::summarize(e).p50Ms, bench::summarize(st).p50Ms, bench::summarize(f).p50Ms,
                 residualMs(bench::summarize(st).p50Ms, bench::summarize(e).p50Ms,
-                           bench::summarize(f).p50Ms));
+                           bench::summarize(f).p50Ms, chainsBefore));
   }
 
   std::printf("\nAfter the run (nothing should be pending, unacked, stray or extra)\n");
@@ -931,14 +1160,20 @@ int main(int argc, char** argv) {
   std::printf("  raw durable    %s\n", pendingWords(provisioned.dmDurable).c_str());
   const daemon::SeatSnapshot snap = seat->snapshot();
   std::printf(
-      "  seat: admitted %llu, surfaced %llu, failed %llu, receipts %llu, launches %llu; probe "
-      "bytes %lld for %d DMs; commits beyond 3 per DM: %zu\n",
+      "  seat: admitted %llu, surfaced %llu, failed %llu, receipts %llu, launches %llu, direct "
+      "%llu, direct requeued %llu; probe bytes %lld for %d DMs\n",
       static_cast<unsigned long long>(snap.counters.admitted),
       static_cast<unsigned long long>(snap.counters.surfaced),
       static_cast<unsigned long long>(snap.counters.failed),
       static_cast<unsigned long long>(snap.counters.receipts),
       static_cast<unsigned long long>(snap.counters.launches),
-      static_cast<long long>(probe.bytes()), rounds, extraCommits);
+      static_cast<unsigned long long>(snap.counters.direct),
+      static_cast<unsigned long long>(snap.counters.directRequeued),
+      static_cast<long long>(probe.bytes()), rounds);
+  std::printf(
+      "  commits: rounds with neither the direct lane's %zu nor the queued path's %zu (warm-up "
+      "included): %d; renames between rounds: %zu\n",
+      kDirectCommits, kQueuedCommits, anomalies, outsideCommits);
   std::printf(
       "  lost (no receive within 10 s): raw %d, endpoint %d; strays: raw %d, bob %d; seat rounds "
       "stalled past 10 s: %d\n",
@@ -994,17 +1229,29 @@ int main(int argc, char** argv) {
                   config.quick ? "quick" : "full", std::thread::hardware_concurrency(),
                   config.samples, stalls, envelopeBytes, stateBytesFirst, stateBytesLast);
   json += fmt::format(
-      R"("ms":{{"raw":{},"endpoint":{},"seat":{},"fsync_floor":{},"seat_to_surfaced":{}}},)",
+      R"("ms":{{"raw":{},"endpoint":{},"seat":{},"fsync_floor":{},"seat_to_surfaced":{},)"
+      R"("seat_direct":{},"seat_queued":{}}},)",
       jsonLatency(rawS), jsonLatency(endpointS), jsonLatency(seatS), jsonLatency(floorS),
-      jsonLatency(surfacedS));
+      jsonLatency(surfacedS), jsonLatency(bench::summarize(seatSamples.directUs)),
+      jsonLatency(bench::summarize(seatSamples.queuedUs)));
+  json += fmt::format(R"("direct_rounds":{},"queued_rounds":{},"anomalous_rounds":{},)"
+                      R"("commits_per_dm":{{"direct":{},"queued":{}}},)",
+                      seatSamples.direct, seatSamples.queued, seatSamples.anomalous, kDirectCommits,
+                      kQueuedCommits);
   json += fmt::format(R"("stages_p50_ms":{{"to_admission":{:.4f},"admission_to_handoff":{:.4f},)"
-                      R"("handoff_to_bytes":{:.4f},"bytes_to_surfaced":{:.4f}}},)",
-                      admitS.p50Ms, handoffS.p50Ms, bytesS.p50Ms, surfacedStageS.p50Ms);
+                      R"("last_commit_to_bytes":{:.4f},"bytes_to_written":{:.4f},)"
+                      R"("bytes_to_surfaced":{:.4f}}},)",
+                      bench::summarize(seatSamples.toAdmitUs).p50Ms,
+                      bench::summarize(seatSamples.admitToHandoffUs).p50Ms,
+                      bench::summarize(seatSamples.lastToByteUs).p50Ms,
+                      bench::summarize(seatSamples.byteToWrittenUs).p50Ms,
+                      bench::summarize(seatSamples.byteToSurfacedUs).p50Ms);
   json += fmt::format(R"("ratios":{{"seat_over_raw":{:.3f},"seat_over_fsync":{:.3f},)"
-                      R"("journal_chains_per_dm":{:.3f},"seat_above_endpoint_in_fsyncs":{:.3f}}},)"
-                      R"("residual_ms":{:.4f},)",
-                      safeRatio(seatS.p50Ms, rawS.p50Ms), safeRatio(seatS.p50Ms, floorS.p50Ms),
-                      chains, aboveEndpoint, residual);
+                      R"("journal_chains_per_dm":{:.3f},"seat_above_endpoint_in_fsyncs":{:.3f},)"
+                      R"("seat_over_raw_plus_one_chain":{:.3f}}},)"
+                      R"("residual_ms":{:.4f},"residual_chains":{},)",
+                      ratios.overRaw, ratios.overFsync, ratios.chains, ratios.aboveEndpoint,
+                      ratios.overRawPlusChain, ratios.residual, ratios.residualChains);
   json +=
       fmt::format(R"("rss_kb":{{"seats":{},"endpoint_each":{:.1f},"seat_each":{:.1f},)"
                   R"("seat_above_endpoint":{:.1f},"runtime_child_each":{:.1f},)"

@@ -640,6 +640,8 @@ std::string DaemonService::seatJson(const SeatProfile& profile) {
                  {"inboxEvicted", c.inboxEvicted},
                  {"inboxRefused", c.inboxRefused},
                  {"inboxDropped", c.inboxDropped},
+                 {"direct", c.direct},
+                 {"directRequeued", c.directRequeued},
                  {"receiptsOwed", snap.receiptsOwed},
                  {"note", note}};
   json::object byEvidence;

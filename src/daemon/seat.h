@@ -158,6 +158,11 @@ struct SeatCounters {
   uint64_t surfacedStdinWrite = 0;
   uint64_t surfacedInboxPage = 0;
   uint64_t surfacedReconciled = 0;
+  // The direct lane (seed 004 §2.1): DMs admitted straight to inflight(dispatching) for an idle
+  // runtime and handed with no second commit; claims the runtime was no longer idle for when
+  // they reached the gate (put back in the queue).
+  uint64_t direct = 0;
+  uint64_t directRequeued = 0;
   friend bool operator==(const SeatCounters&, const SeatCounters&) = default;
 };
 

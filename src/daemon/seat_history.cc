@@ -33,6 +33,8 @@ void eachCounter(SeatCounters& c, Fn&& fn) {
   fn("surfacedStdinWrite", c.surfacedStdinWrite);
   fn("surfacedInboxPage", c.surfacedInboxPage);
   fn("surfacedReconciled", c.surfacedReconciled);
+  fn("direct", c.direct);
+  fn("directRequeued", c.directRequeued);
 }
 
 struct EvidenceCounter {

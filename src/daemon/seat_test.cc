@@ -76,7 +76,9 @@ class SeatTest : public shoal::testing::ManagedSpaceTest {
   }
 
   std::optional<shoal::testing::TempDir> dir_;
-  // What a daemon killed mid-handoff leaves: an inflight DM `id` in the journal at `workdir`.
+  // What a daemon killed mid-handoff leaves — or killed between a direct admission (straight
+  // to inflight(dispatching), direct_lane.h) and its write: an inflight DM `id` in the journal
+  // at `workdir`.
   void leaveInflight(const std::string& workdir, const std::string& id) {
     ASSERT_TRUE(FileSystem::posix().createDirs(workdir).isOk());
     auto journal = journal::OwnershipJournal::open(FileSystem::posix(), Clock::real(), workdir);
@@ -137,6 +139,46 @@ TEST_F(SeatTest, DmIsSurfacedOnceWithAReceipt) {
     auto info = js_->consumerInfo("DM_main", "dm_local-reviewer-abcdefghijklmnopqrstuvwxyz");
     return info.isOk() && info->numAckPending == 0 && info->numPending == 0;
   }));
+}
+
+// The direct lane (seed 004 §2.1, direct_lane.h): a DM to a runtime that is accepting with
+// nothing in hand or queued is admitted straight to inflight(dispatching) — one commit before
+// its write — and a burst behind it is queued and follows in order, each DM surfaced once.
+TEST_F(SeatTest, ADmToAnIdleRuntimeGoesStraightToInflightAndABurstFollowsInOrder) {
+  auto seat = startSeat(profile());
+  ASSERT_NE(seat, nullptr);
+  for (uint64_t i = 1; i <= 3; ++i) {
+    ASSERT_TRUE(alice_->sendDirect("local.reviewer", "one at a time " + std::to_string(i)).isOk());
+    ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.surfaced == i; }));
+  }
+  // The first may have come before the runtime was ready; the others found it idle.
+  EXPECT_GE(seat->snapshot().counters.direct, 1u);
+
+  constexpr int kBurst = 40;
+  for (int i = 0; i < kBurst; ++i)
+    ASSERT_TRUE(
+        alice_->sendDirect("local.reviewer", "burst item " + std::to_string(i) + ".").isOk());
+  ASSERT_TRUE(eventually([&] { return seat->snapshot().counters.surfaced == 3 + kBurst; }))
+      << seat->snapshot().counters.surfaced;
+  const std::string log = runtimeLog();
+  size_t last = 0;
+  for (int i = 0; i < kBurst; ++i) {
+    const std::string text = "burst item " + std::to_string(i) + ".";
+    EXPECT_EQ(occurrences(log, text), 1u) << text;
+    const size_t at = log.find(text);
+    EXPECT_GE(at, last) << text << " came before the one sent ahead of it";
+    last = at;
+  }
+  const SeatCounters c = seat->snapshot().counters;
+  EXPECT_EQ(c.failed, 0u);
+  EXPECT_EQ(c.admitted, 3u + kBurst);
+  seat->stop();
+  // Every one of them ended surfaced; none is left inflight.
+  auto view = journal::OwnershipJournal::inspect(FileSystem::posix(), seatFilesDir(profile().cwd));
+  ASSERT_TRUE(view.isOk());
+  EXPECT_TRUE(view->live.empty());
+  for (const auto& t : view->tombstones)
+    EXPECT_EQ(t.state, journal::OwnerState::kSurfaced) << t.id << ": " << t.reason;
 }
 
 // A seat whose journal is still where seats used to keep it (the cwd itself) keeps it: the

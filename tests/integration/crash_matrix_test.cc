@@ -97,6 +97,28 @@ class CrashMatrixTest : public CliTest {
   }
 
   std::string fakeLog() { return home_->join("fake.log"); }
+
+  // What a stalled life left: each of `batch` without a surfaced receipt (with its failure, if
+  // any, and how often the runtime read it) and the seat's own account of its lifecycle.
+  std::string stalled(const std::vector<std::string>& batch,
+                      const std::map<std::string, json::object>& surfaced,
+                      const std::map<std::string, json::object>& failed, std::mutex& mu) {
+    const std::string log = FileSystem::posix().readFile(fakeLog()).valueOr("");
+    std::string out;
+    std::lock_guard lock(mu);
+    for (const auto& id : batch) {
+      if (surfaced.count(id)) continue;
+      size_t reads = 0;
+      for (size_t at = log.find(id); at != std::string::npos; at = log.find(id, at + 1))
+        ++reads;
+      out += "  not surfaced: " + id + " (read " + std::to_string(reads) + "x)";
+      if (auto f = failed.find(id); f != failed.end())
+        out += " failed " + json::serialize(f->second);
+      out += "\n";
+    }
+    CliRun events = shoal({"seat", "events", "Crash Target", "--limit", "40"});
+    return out + "seat events:\n" + events.out + events.err;
+  }
   // `suffix` ends every DM's text (a marker the fake runtime acts on).
   // `witness` counts what the runtime's session holds; `reads`, when given, what its processes
   // read (a surfaced DM: held at most once and read at least once); without it a surfaced DM
@@ -239,6 +261,9 @@ void CrashMatrixTest::runMatrix(const std::vector<std::string>& seatArgs, int kK
     }
     if (life == kKills) break;  // the last life is not killed
     const size_t r = std::uniform_int_distribution<size_t>(1, batch.size())(rng);
+    // The bound is the durable's ack wait (60 s) and a margin: a DM published in the first
+    // moments after a kill can still be handed to the dead daemon's pull request (the broker has
+    // not yet seen its connection close), and only the ack wait brings it back.
     ASSERT_TRUE(eventually(
         [&] {
           std::lock_guard lock(seenMu);
@@ -247,9 +272,9 @@ void CrashMatrixTest::runMatrix(const std::vector<std::string>& seatArgs, int kK
             n += surfaced.count(id);
           return n >= r;
         },
-        std::chrono::seconds(30)))
+        std::chrono::seconds(90)))
         << "life " << life << ": fewer than " << r << " of its DMs surfaced\n"
-        << daemon_->output().substr(0, 20000);
+        << stalled(batch, surfaced, failed, seenMu) << daemon_->output().substr(0, 20000);
     ASSERT_TRUE(daemon_->child.signal(SIGKILL).isOk());
     (void)daemon_->child.wait();
     ++kills;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "base/ids.h"
 #include "base/log.h"
 #include "daemon/admission_refusal.h"
 #include "daemon/seat/seat_impl.h"
@@ -76,6 +77,7 @@ void Seat::Impl::admitTogether(const std::vector<mesh::Delivery>& ds,
   if (run.size() <= 1) return;
   journal::Transaction txn;
   std::vector<uint64_t> dmSeqs;
+  std::optional<DirectLane::Claim> direct;  // the first of the run, when the lane is open
   for (const auto& [i, fresh] : run) {
     const mesh::Delivery& d = ds[i];
     journal::Admit op;
@@ -83,6 +85,11 @@ void Seat::Impl::admitTogether(const std::vector<mesh::Delivery>& ds,
     op.target = d.message.from.id;
     op.wake = std::string(wire::deliveryKindName(d.kind));
     op.body = encodeStoredDelivery(d);
+    if (txn.ops.empty()) {
+      direct = claimLane(d, op);
+    } else {
+      lane_.close();
+    }
     txn.add(std::move(op));
     if (d.durable && d.kind == wire::DeliveryKind::kDm && d.streamSeq > 0)
       dmSeqs.push_back(d.streamSeq);
@@ -96,6 +103,7 @@ void Seat::Impl::admitTogether(const std::vector<mesh::Delivery>& ds,
   }
   auto committed = journal_->commit(std::move(txn));
   if (!committed.isOk()) {
+    if (direct) lane_.release(direct->id);
     // One at a time, each meets its own refusal (a race, an oversized body, a full disk).
     for (const auto& [i, fresh] : run)
       verdicts[i] = admitOne(ds[i], fresh);
@@ -108,13 +116,33 @@ void Seat::Impl::admitTogether(const std::vector<mesh::Delivery>& ds,
   }
   for (size_t k = 0; k < run.size(); ++k) {
     const auto& [i, fresh] = run[k];
-    tookOwnership(ownershipId(ds[i]), committed->results[k], fresh, false);
+    tookOwnership(ownershipId(ds[i]), committed->results[k], fresh, false,
+                  k == 0 ? std::move(direct) : std::nullopt);
     verdicts[i] = mesh::HandlerVerdict::kAccepted;
   }
 }
 
+// The direct lane (direct_lane.h): a live DM admitted while the generation is idle becomes
+// inflight(dispatching) in its admission, for the handoff the claim names; anything else is
+// queued and closes the lane until the gate has seen it.
+std::optional<DirectLane::Claim> Seat::Impl::claimLane(const mesh::Delivery& d,
+                                                       journal::Admit& op) {
+  if (d.kind != wire::DeliveryKind::kDm || d.historical) {
+    lane_.close();
+    return std::nullopt;
+  }
+  auto handoffId = newUuidV7(Clock::real());
+  if (!handoffId.isOk()) return std::nullopt;
+  auto claim = lane_.claim(op.id, *handoffId);
+  if (!claim) return std::nullopt;
+  op.dispatching = true;
+  op.runtime.receipt = claim->handoffId + "/0";
+  op.runtime.sessionId = claim->sessionId;
+  return claim;
+}
+
 void Seat::Impl::tookOwnership(const std::string& id, const journal::OperationResult& admitted,
-                               bool fresh, bool promoted) {
+                               bool fresh, bool promoted, std::optional<DirectLane::Claim> direct) {
   // Capacity admission may have ended the oldest live owners (seed 004 §3.3): their senders
   // hear it like any other failure.
   for (const auto& r : admitted.reclaimed) {
@@ -124,12 +152,16 @@ void Seat::Impl::tookOwnership(const std::string& id, const journal::OperationRe
     (void)wake_->failed(r.id, r.target, "ownership_backlog_reclaimed: the seat's backlog was full",
                         wallMs());
   }
-  if (admitted.disposition != journal::AdmitDisposition::kAdmitted) return;
+  if (admitted.disposition != journal::AdmitDisposition::kAdmitted) {
+    if (direct) lane_.release(direct->id);  // a copy the journal already had: nothing new
+    return;
+  }
   if (!promoted) count(&SeatCounters::admitted);  // a promotion is the same message
   GateEvent e;
   e.kind = GateEvent::Kind::kAdmitted;
   e.id = id;
   e.fresh = fresh;
+  e.direct = std::move(direct);
   post(std::move(e));
 }
 
@@ -182,6 +214,7 @@ mesh::HandlerVerdict Seat::Impl::admitOne(const mesh::Delivery& d, bool fresh) {
     }
   }
   const InboxClass inboxClass = inboxClassOf(op.wake);
+  std::optional<DirectLane::Claim> direct;
   const TimePoint roomDeadline = Clock_::now() + kRoomWait;
   for (int attempt = 1;; ++attempt) {
     // A post the rejoin's replay took in as historical (pull-only) before its own copy came: it
@@ -192,7 +225,11 @@ mesh::HandlerVerdict Seat::Impl::admitOne(const mesh::Delivery& d, bool fresh) {
     std::vector<journal::OwnershipRecord> victims;
     const InboxVerdict verdict = makeRoom(id, inboxClass, victims);
     if (verdict == InboxVerdict::kRefuseArrival && waitForRoom(roomDeadline)) continue;
-    if (verdict != InboxVerdict::kAdmit) return turnAway(d, id, verdict, fresh);
+    if (verdict != InboxVerdict::kAdmit) {
+      if (direct) lane_.release(direct->id);
+      return turnAway(d, id, verdict, fresh);
+    }
+    if (!direct) direct = claimLane(d, op);
     const std::string evictedReason = fmt::format(
         "{}: the seat's local inbox was full ({} queued); a newer message took its place",
         kInboxEvictedReason, std::max<size_t>(options_.inboxCapacity, 1));
@@ -219,14 +256,17 @@ mesh::HandlerVerdict Seat::Impl::admitOne(const mesh::Delivery& d, bool fresh) {
         committed.status().code() == StatusCode::kAborted && attempt < kInboxAttempts) {
       continue;  // a victim (or the historical copy) left the queue since it was chosen
     }
-    if (!committed.isOk()) return refusedByJournal(d, id, committed.status());
+    if (!committed.isOk()) {
+      if (direct) lane_.release(direct->id);
+      return refusedByJournal(d, id, committed.status());
+    }
     {
       MutexLock lock(admitMu_);
       if (admittedJson) admittedDms_.insert(d.streamSeq);
       inboxRefusals_.forget(id);
     }
     if (!victims.empty()) evicted(victims, id, evictedReason);
-    tookOwnership(id, committed->results[admitAt], fresh, promoted.has_value());
+    tookOwnership(id, committed->results[admitAt], fresh, promoted.has_value(), std::move(direct));
     return mesh::HandlerVerdict::kAccepted;
   }
 }

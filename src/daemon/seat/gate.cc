@@ -62,6 +62,7 @@ void Seat::Impl::gateMain() {
     } else {
       onTimer(Clock_::now());
     }
+    refreshLane();
     publishState();
     saveHistory(stopped_, stopped_);
     retryReceipts(stopped_);
@@ -69,16 +70,16 @@ void Seat::Impl::gateMain() {
       done->finish(std::move(status));
     toFinish_.clear();
     if (stopped_) {
-      MutexLock lock(mu_);
-      closed_ = true;
-      // Commands that raced the stop end here, at once (nothing finishes them later).
-      for (auto& e : events_) {
-        if (!e.done) continue;
-        e.done->finish(e.kind == GateEvent::Kind::kStop
-                           ? Status::ok()
-                           : failedPrecondition("seat-stopped", "the seat has stopped"));
+      std::deque<GateEvent> left;
+      {
+        MutexLock lock(mu_);
+        closed_ = true;
+        left.swap(events_);
       }
-      events_.clear();
+      // What raced the stop ends here, as post() ends it on a closed gate: commands at once
+      // (nothing finishes them later), a direct claim back to queued.
+      for (auto& e : left)
+        post(std::move(e));
       return;
     }
   }
@@ -87,6 +88,10 @@ void Seat::Impl::gateMain() {
 void Seat::Impl::handle(GateEvent& e) {
   switch (e.kind) {
     case GateEvent::Kind::kAdmitted:
+      if (e.direct) {
+        directAdmitted(e);
+        return;
+      }
       if (e.fresh && !e.waiting) foreground_.push_back(e.id);
       if (driver_ != nullptr) {
         dispatch();
@@ -544,8 +549,9 @@ Status Seat::Impl::launch(const std::string& why) {
 }
 
 void Seat::Impl::dispatch() {
+  // A claim of the direct lane on its way to the gate goes first (direct_lane.h).
   while (driver_ != nullptr && accepting_ && !compacting_ && (!handoff_ || canSteer()) &&
-         unreadOwners() < kMaxUnreadOwners && dispatchOne()) {
+         unreadOwners() < kMaxUnreadOwners && !lane_.busy() && dispatchOne()) {
   }
 }
 
@@ -613,56 +619,18 @@ bool Seat::Impl::dispatchOne() {
     }
   }
 
-  PresentationInput input;
-  std::vector<journal::OwnershipRecord> rendered;
-  std::vector<std::optional<std::pair<std::string, std::string>>> replyTargets;
-  std::vector<Handed> unreadable;
-  std::vector<Handed> poison;
-  for (auto& record : chosen) {
-    if (auto it = handoffs_.find(record.id); it != handoffs_.end() && it->second >= kMaxHandoffs) {
-      poison.push_back(Handed{record.id, record.token, record.target, {}, {}, 0});
-      continue;
-    }
-    auto stored = decodeStoredDelivery(record.body);
-    if (!stored.isOk()) {
-      unreadable.push_back(Handed{record.id, record.token, record.target, {}, {}, 0});
-      continue;
-    }
-    replyTargets.push_back(tracksReplies ? replyTargetOf(*stored, profile_.principal)
-                                         : std::nullopt);
-    PresentationItem item = presentationItemFor(stored->kind, stored->message);
-    item.historical = stored->historical;
-    item.possibleRepeat = stored->redelivered;
-    item.deliveryId = record.id;
-    input.items.push_back(std::move(item));
-    rendered.push_back(std::move(record));
-  }
-  if (!unreadable.empty()) settleFailed(std::move(unreadable), "bad-journal-body");
-  if (!poison.empty()) {
-    settleFailed(std::move(poison),
-                 fmt::format("poison: handed to the runtime {} times and each time given back "
-                             "unread (the runtime ended before reading it); not handed again",
-                             kMaxHandoffs));
-  }
-  if (input.items.empty()) return true;
-  SeatIdentity self{profile_.principal.dotForm(), profile_.name};
-  RenderedBlock block = renderDeliveryBlock(input, self);
-  rendered.resize(block.taken);  // the rest stay queued for the next block (the first always fits)
-  for (const auto& record : rendered)
-    ++handoffs_[record.id];
   auto handoffId = newUuidV7(Clock::real());
-  runtime::Handoff handoff{
-      handoffId.isOk() ? *handoffId : fmt::format("h-{}", generation_), block.text, {}};
-  for (size_t i = 0; i < rendered.size(); ++i)
-    handoff.items.push_back(runtime::HandoffItem{rendered[i].id, block.itemIds[i]});
+  auto prepared = prepareHandoff(std::move(chosen),
+                                 handoffId.isOk() ? *handoffId : fmt::format("h-{}", generation_));
+  if (!prepared) return true;
 
   // Ownership moves to inflight(dispatching) before the first byte reaches the runtime.
   journal::Transaction begin;
-  for (size_t i = 0; i < rendered.size(); ++i) {
+  for (size_t i = 0; i < prepared->owners.size(); ++i) {
     journal::RuntimeIdentity runtime;
-    runtime.receipt = fmt::format("{}/{}", handoff.handoffId, i);
+    runtime.receipt = fmt::format("{}/{}", prepared->handoff.handoffId, i);
     runtime.sessionId = driver_->sessionId();
-    begin.add(journal::BeginInflight{rendered[i].id, rendered[i].token,
+    begin.add(journal::BeginInflight{prepared->owners[i].id, prepared->owners[i].token,
                                      journal::InflightPhase::kDispatching, runtime,
                                      "handing to generation " + std::to_string(generation_)});
   }
@@ -678,17 +646,81 @@ bool Seat::Impl::dispatchOne() {
     return false;
   }
   roomMade();  // they left the queue
+  std::vector<journal::OwnershipRecord> records;
+  for (size_t i = 0; i < prepared->owners.size(); ++i) {
+    journal::OwnershipRecord r = prepared->owners[i];
+    if (const auto& now = begun->results[i].record) r.token = now->token;
+    records.push_back(std::move(r));
+  }
+  return writeHandoff(std::move(*prepared), std::move(records), steering);
+}
+
+// Renders `chosen` into one block (as much of it as fits; the rest stays queued). Owners that
+// cannot go out — handed too often, or with an unreadable body — end failed here. nullopt when
+// nothing is left to hand.
+std::optional<PreparedHandoff> Seat::Impl::prepareHandoff(
+    std::vector<journal::OwnershipRecord> chosen, std::string handoffId) {
+  const bool tracksReplies =
+      !driver_->traits().surfacedOnWrite && !driver_->traits().surfacedOnRead;
+  PreparedHandoff p;
+  PresentationInput input;
+  std::vector<Handed> unreadable;
+  std::vector<Handed> poison;
+  for (auto& record : chosen) {
+    if (auto it = handoffs_.find(record.id); it != handoffs_.end() && it->second >= kMaxHandoffs) {
+      poison.push_back(Handed{record.id, record.token, record.target, {}, {}, 0});
+      continue;
+    }
+    auto stored = decodeStoredDelivery(record.body);
+    if (!stored.isOk()) {
+      unreadable.push_back(Handed{record.id, record.token, record.target, {}, {}, 0});
+      continue;
+    }
+    p.replyTargets.push_back(tracksReplies ? replyTargetOf(*stored, profile_.principal)
+                                           : std::nullopt);
+    PresentationItem item = presentationItemFor(stored->kind, stored->message);
+    item.historical = stored->historical;
+    item.possibleRepeat = stored->redelivered;
+    item.deliveryId = record.id;
+    input.items.push_back(std::move(item));
+    p.owners.push_back(std::move(record));
+  }
+  if (!unreadable.empty()) settleFailed(std::move(unreadable), "bad-journal-body");
+  if (!poison.empty()) {
+    settleFailed(std::move(poison),
+                 fmt::format("poison: handed to the runtime {} times and each time given back "
+                             "unread (the runtime ended before reading it); not handed again",
+                             kMaxHandoffs));
+  }
+  if (input.items.empty()) return std::nullopt;
+  SeatIdentity self{profile_.principal.dotForm(), profile_.name};
+  RenderedBlock block = renderDeliveryBlock(input, self);
+  p.owners.resize(block.taken);  // the rest stay queued for the next block (the first always fits)
+  p.replyTargets.resize(block.taken);
+  for (const auto& record : p.owners)
+    ++handoffs_[record.id];
+  p.handoff = runtime::Handoff{std::move(handoffId), std::move(block.text), {}};
+  for (size_t i = 0; i < p.owners.size(); ++i)
+    p.handoff.items.push_back(runtime::HandoffItem{p.owners[i].id, block.itemIds[i]});
+  p.itemEnds = std::move(block.itemEnds);
+  return p;
+}
+
+// Writes a prepared block whose owners (`begun`, with their current tokens) are
+// inflight(dispatching), and records what the write proved. False when nothing more can go out
+// now.
+bool Seat::Impl::writeHandoff(PreparedHandoff p, std::vector<journal::OwnershipRecord> begun,
+                              bool steering) {
   std::vector<Handed> owners;
-  for (size_t i = 0; i < rendered.size(); ++i) {
-    const auto& r = begun->results[i].record;
-    Handed h{rendered[i].id, r ? r->token : journal::OwnerToken{}, rendered[i].target, {}, {}, 0};
-    if (replyTargets[i]) {
-      std::tie(h.replyTarget, h.replyKey) = *replyTargets[i];
+  for (size_t i = 0; i < begun.size(); ++i) {
+    Handed h{begun[i].id, begun[i].token, begun[i].target, {}, {}, 0};
+    if (p.replyTargets[i]) {
+      std::tie(h.replyTarget, h.replyKey) = *p.replyTargets[i];
       h.replySeq = ledger_.reserve(h.replyKey);  // the runtime may see it from here on
     }
     owners.push_back(std::move(h));
   }
-
+  const runtime::Handoff& handoff = p.handoff;
   runtime::StdinWrite wrote = driver_->handoff(handoff);
   if (!wrote.status.isOk()) {
     const std::string detail = fmt::format("{} ({} of {} bytes written)", wrote.status.toString(),
@@ -705,7 +737,7 @@ bool Seat::Impl::dispatchOne() {
     } else if (driver_->traits().surfacedOnRead) {
       // What the program read whole before it went is surfaced (the driver says how much,
       // at the end of the generation); the rest fails then, never replayed.
-      unread_.push_back(ActiveHandoff{handoff.handoffId, std::move(owners), false, block.itemEnds});
+      unread_.push_back(ActiveHandoff{handoff.handoffId, std::move(owners), false, p.itemEnds});
     } else {
       settleFailed(owners,
                    "partial-stdin-write: the runtime may have read part of it; never "
@@ -740,7 +772,7 @@ bool Seat::Impl::dispatchOne() {
               marked.status().toString());
   }
   if (driver_->traits().surfacedOnRead) {
-    unread_.push_back(ActiveHandoff{handoff.handoffId, std::move(owners), false, block.itemEnds});
+    unread_.push_back(ActiveHandoff{handoff.handoffId, std::move(owners), false, p.itemEnds});
     return true;  // no turn: the next block may follow at once
   }
   if (steering) {
@@ -748,8 +780,65 @@ bool Seat::Impl::dispatchOne() {
     return false;
   }
   handoff_ = ActiveHandoff{handoff.handoffId, std::move(owners), false, {}};
-  presence([](mesh::PresencePublisher& p) { p.beginTurn(); });
+  presence([](mesh::PresencePublisher& pub) { pub.beginTurn(); });
   return false;
+}
+
+// The gate's side of the direct lane: an owner admitted inflight(dispatching) for the idle
+// generation goes out now, with no second commit; a runtime that stopped being idle (or
+// stopped being that generation) since gets nothing, and the owner goes back to `queued`.
+void Seat::Impl::directAdmitted(GateEvent& e) {
+  const DirectLane::Claim& claim = *e.direct;
+  lane_.release(claim.id);
+  auto record = journal_->find(claim.id);
+  const bool stillOurs = record && record->state == journal::OwnerState::kDispatching &&
+                         record->runtime.receipt == claim.handoffId + "/0";
+  if (!stillOurs) {
+    dispatch();  // settled meanwhile (a journal reclaim): whatever is queued may go
+    return;
+  }
+  if (idleForDirect() && generation_ == claim.generation &&
+      driver_->sessionId() == claim.sessionId) {
+    auto prepared = prepareHandoff({*record}, claim.handoffId);
+    if (prepared) {
+      count(&SeatCounters::direct);
+      (void)writeHandoff(std::move(*prepared), {*record}, false);
+    }
+    dispatch();  // what queued behind it, as far as the runtime takes more
+    return;
+  }
+  journal::Transaction back;
+  back.add(journal::Requeue{record->id, record->token,
+                            "not handed: the runtime was no longer idle when it came"});
+  auto requeued = journal_->commit(std::move(back));
+  if (!requeued.isOk()) {
+    settleFailed({Handed{record->id, record->token, record->target, {}, {}, 0}},
+                 "requeue-failed: " + requeued.status().toString());
+  } else {
+    count(&SeatCounters::directRequeued);
+    if (e.fresh) foreground_.push_back(claim.id);
+  }
+  if (driver_ != nullptr) dispatch();
+}
+
+// A generation that can take a DM at once: accepting, nothing in hand, nothing being settled.
+bool Seat::Impl::idleForDirect() const {
+  if (driver_ == nullptr || !accepting_ || compacting_ || handoff_ || !steers_.empty() ||
+      !unread_.empty() || retiring_ != Retiring::kNone || !reconciling_.empty() || parked_)
+    return false;
+  const bool tracksReplies =
+      !driver_->traits().surfacedOnWrite && !driver_->traits().surfacedOnRead;
+  return !(tracksReplies && ledger_.full());
+}
+
+// After every gate pass: the lane is open exactly while the generation is idle and nothing
+// waits in the queue (a queued owner goes first).
+void Seat::Impl::refreshLane() {
+  if (idleForDirect() && !lane_.busy() && journal_->stats().queued == 0) {
+    lane_.open(generation_, driver_->sessionId());
+  } else {
+    lane_.close();
+  }
 }
 
 void Seat::Impl::turnEnded(const runtime::DriverEvent& e) {
@@ -838,7 +927,9 @@ void Seat::Impl::unexpectedExit(const runtime::DriverEvent& e) {
     for (const auto& record :
          journal_->live([](const auto& r) { return journal::isInflight(r.state); })) {
       // Dispatching or written: either way only the thread can say whether it was read.
-      if (!journal::isInflight(record.state) || leases_.holds(record.id)) continue;
+      if (!journal::isInflight(record.state) || leases_.holds(record.id) ||
+          lane_.pending(record.id))
+        continue;  // a direct claim not handed yet is no handoff of this generation
       const auto slash = record.runtime.receipt.rfind('/');
       if (record.runtime.sessionId.empty() || slash == std::string::npos) continue;
       reconciling_.push_back(Reconciling{Handed{record.id, record.token, record.target, {}, {}, 0},

@@ -14,6 +14,7 @@
 #include "base/mutex.h"
 #include "base/status.h"
 #include "daemon/reply_ledger.h"
+#include "daemon/seat/direct_lane.h"
 #include "daemon/seat/rules.h"
 #include "daemon/stored_delivery.h"
 #include "journal/record.h"
@@ -81,6 +82,8 @@ struct GateEvent {
   std::shared_ptr<Completion> done;
   std::optional<TimePoint> deadline;    // kStop
   std::shared_ptr<InboxRequest> inbox;  // kInbox
+  // kAdmitted: `id` was admitted inflight(dispatching) on the direct lane (direct_lane.h).
+  std::optional<DirectLane::Claim> direct;
 };
 
 // An owner handed to the current generation, with the token of its last transition.
@@ -121,6 +124,15 @@ struct ActiveHandoff {
   std::vector<size_t> ends;  // surfacedOnRead: the byte of the block after each owner's item
 };
 
+// A block rendered for the runtime and what each of its owners needs once it is written.
+struct PreparedHandoff {
+  runtime::Handoff handoff;
+  std::vector<journal::OwnershipRecord> owners;  // in the block's order
+  // Each owner's visible-reply obligation (target, key), when the runtime's replies are tracked.
+  std::vector<std::optional<std::pair<std::string, std::string>>> replyTargets;
+  std::vector<size_t> itemEnds;  // the byte of the text after each owner's item
+};
+
 enum class Retiring { kNone, kSleep, kStop };
 
 // Reconciliation (seed 004 §3.2): a handoff a runtime that can be asked (Codex) may or may not
@@ -137,9 +149,11 @@ struct Reconciling {
 // The parts name these unqualified.
 using seat_parts::ActiveHandoff;
 using seat_parts::Completion;
+using seat_parts::DirectLane;
 using seat_parts::GateEvent;
 using seat_parts::Handed;
 using seat_parts::InboxRequest;
+using seat_parts::PreparedHandoff;
 using seat_parts::Reconciling;
 using seat_parts::replyTargetOf;
 using seat_parts::Retiring;

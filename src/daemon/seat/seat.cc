@@ -349,17 +349,39 @@ void Seat::Impl::setAttention(wire::Attention attention) {
 }
 
 void Seat::Impl::post(GateEvent event) {
-  MutexLock lock(mu_);
-  if (closed_) {
-    if (event.done) {
-      event.done->finish(event.kind == GateEvent::Kind::kStop
-                             ? Status::ok()
-                             : failedPrecondition("seat-stopped", "the seat has stopped"));
+  {
+    MutexLock lock(mu_);
+    if (!closed_) {
+      events_.push_back(std::move(event));
+      cv_.notifyAll();
+      return;
     }
-    return;
   }
-  events_.push_back(std::move(event));
-  cv_.notifyAll();
+  if (event.direct) {
+    // Admitted for a runtime the stopped gate will never hand it to: no byte of it was written.
+    lane_.release(event.direct->id);
+    if (auto record = journal_->find(event.direct->id);
+        record && journal::isInflight(record->state)) {
+      journal::Transaction back;
+      back.add(journal::Requeue{record->id, record->token, "the seat stopped before handing it"});
+      (void)journal_->commit(std::move(back));
+    }
+  }
+  if (event.done) {
+    event.done->finish(event.kind == GateEvent::Kind::kStop
+                           ? Status::ok()
+                           : failedPrecondition("seat-stopped", "the seat has stopped"));
+  }
+}
+
+void Seat::Impl::count(uint64_t SeatCounters::*field, uint64_t n) {
+  MutexLock lock(mu_);
+  snap_.counters.*field += n;
+}
+
+void Seat::Impl::note(std::string text) {
+  MutexLock lock(mu_);
+  snap_.note = std::move(text);
 }
 
 Status Seat::Impl::command(GateEvent::Kind kind, std::optional<TimePoint> deadline, bool wait) {

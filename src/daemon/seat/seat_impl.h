@@ -78,7 +78,8 @@ class Seat::Impl {
                      std::vector<mesh::HandlerVerdict>& verdicts);
   // After an Admit committed: reclaimed owners' receipts, the counter, the gate's event.
   void tookOwnership(const std::string& id, const journal::OperationResult& admitted, bool fresh,
-                     bool promoted);
+                     bool promoted, std::optional<DirectLane::Claim> direct = std::nullopt);
+  std::optional<DirectLane::Claim> claimLane(const mesh::Delivery& d, journal::Admit& op);
   // The local inbox's verdict for a new id of class `c` (local_inbox.h); `victims` are the
   // queued records to end in the admitting transaction.
   // Waits (on a pump thread) until the local inbox has room or `deadline` passes; false when
@@ -113,14 +114,8 @@ class Seat::Impl {
   // Joins the profile's channels, passing on and updating the journal's memory of the durable
   // memberships this lifecycle holds (channel_rejoin.h).
   void rejoinChannels();
-  void count(uint64_t SeatCounters::*field, uint64_t n = 1) {
-    MutexLock lock(mu_);
-    snap_.counters.*field += n;
-  }
-  void note(std::string text) {
-    MutexLock lock(mu_);
-    snap_.note = std::move(text);
-  }
+  void count(uint64_t SeatCounters::*field, uint64_t n = 1);
+  void note(std::string text);
 
   // --- gate thread ---
   void gateMain();
@@ -131,6 +126,12 @@ class Seat::Impl {
   Status launch(const std::string& why);
   void dispatch();
   bool dispatchOne();
+  std::optional<PreparedHandoff> prepareHandoff(std::vector<journal::OwnershipRecord> chosen,
+                                                std::string handoffId);
+  bool writeHandoff(PreparedHandoff p, std::vector<journal::OwnershipRecord> begun, bool steering);
+  void directAdmitted(GateEvent& event);  // direct_lane.h
+  bool idleForDirect() const;
+  void refreshLane();
   void turnEnded(const runtime::DriverEvent& event);
   // Remembers the runtime session to resume at the next launch ("" forgets it).
   void saveSession(const std::string& id);
@@ -232,6 +233,7 @@ class Seat::Impl {
   CondVar roomCv_;
   std::atomic<bool> roomStalled_{false};  // a wait timed out; none until room is made
   std::atomic<bool> closing_{false};      // the endpoint is closing: no admission waits
+  DirectLane lane_;
   std::thread gate_;
 
   mutable Mutex mu_;

@@ -158,7 +158,9 @@ void Seat::Impl::failInflight(const std::string& reason) {
     const bool reconciling =
         std::any_of(reconciling_.begin(), reconciling_.end(),
                     [&](const Reconciling& r) { return r.owner.id == record.id; });
-    if (journal::isInflight(record.state) && !leases_.holds(record.id) && !reconciling)
+    // A direct claim not handed yet (direct_lane.h) had no byte written: the gate requeues it.
+    if (journal::isInflight(record.state) && !leases_.holds(record.id) && !reconciling &&
+        !lane_.pending(record.id))
       inflight.push_back(Handed{record.id, record.token, record.target, {}, {}, 0});
   }
   if (!inflight.empty()) settleFailed(std::move(inflight), reason);
