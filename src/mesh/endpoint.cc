@@ -201,6 +201,19 @@ Status Endpoint::start() {
   });
   SHOAL_RETURN_IF_ERROR(viewStarted.get_future().get());
 
+  {
+    std::lock_guard lock(pumpsMu_);
+    bound_ = BoundDurables{std::move(dm), std::move(dlv), std::move(roles)};
+  }
+  if (!options_.deferReceiving) startReceiving();
+  return Status::ok();
+}
+
+void Endpoint::startReceiving() {
+  std::lock_guard lock(pumpsMu_);
+  if (!bound_ || closed_.load()) return;
+  BoundDurables bound = std::move(*bound_);
+  bound_.reset();
   DurablePumpOptions pumpOptions;
   pumpOptions.wait = options_.fetchWait;
   auto problem = [this](const Status& s) {
@@ -216,14 +229,14 @@ Status Endpoint::start() {
     return std::make_unique<DurablePump>(std::move(consumer), DurablePump::Admit(admitOne), problem,
                                          pumpOptions);
   };
-  if (dm) pumps_.push_back(pump(std::move(*dm)));
-  for (auto& role : roles)
+  if (bound.dm) pumps_.push_back(pump(std::move(*bound.dm)));
+  for (auto& role : bound.roles)
     pumps_.push_back(pump(std::move(role)));
-  if (dlv) {
+  if (bound.dlv) {
     pumps_.push_back(std::make_unique<DurablePump>(
-        std::move(*dlv), [this](transport::JsMessage& m) { admitFrame(m); }, problem, pumpOptions));
+        std::move(*bound.dlv), [this](transport::JsMessage& m) { admitFrame(m); }, problem,
+        pumpOptions));
   }
-  return Status::ok();
 }
 
 Endpoint::~Endpoint() {
@@ -232,6 +245,10 @@ Endpoint::~Endpoint() {
 
 Status Endpoint::close() {
   if (closed_.exchange(true)) return finalLeave_;
+  {
+    std::lock_guard lock(pumpsMu_);  // no pump starts after this
+    bound_.reset();
+  }
   for (auto& pump : pumps_)
     pump->stop();
   {

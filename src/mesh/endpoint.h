@@ -11,7 +11,7 @@
 //   3. with `presence`: a PresencePublisher for its own key (on its own event loop, so a slow
 //      KV write never stalls the roster view);
 //   4. a RosterView of the whole presence bucket (registered when publishing);
-//   5. one DurablePump per bound durable.
+//   5. one DurablePump per bound durable (with `deferReceiving`, at startReceiving()).
 //
 // Receiving. Every inbound message, whatever its path (durable DM / svc copy, live channel
 // subscription, history replay on join), passes one admission in this order:
@@ -93,6 +93,9 @@ struct EndpointOptions {
   std::string lifecycleUid;               // empty: a fresh one for this endpoint
   bool presence = true;       // publish presence; false: an observer that is not in the roster
   bool receiveDirect = true;  // bind this lifecycle's DM durable
+  // True: open() binds the durables but fetches nothing until startReceiving() — for an owner
+  // that uses the endpoint's connection to prepare before its first admission.
+  bool deferReceiving = false;
   std::optional<std::string> environment;
   std::string connectionName;  // empty: "shoal <name>"
   std::chrono::milliseconds reconnectWait{250};
@@ -155,6 +158,8 @@ class Endpoint {
   const std::string& dlvDurable() const { return dlvDurable_; }
   transport::Connection& connection() { return *conn_; }
   transport::JetStream& jetStream() { return *js_; }
+  // Starts fetching from the bound durables (at open unless deferReceiving). Idempotent.
+  void startReceiving();
 
   // --- Sending (blocking: one roster lookup and one publish round trip) ---
   // `replyTo`: the id of the message this one answers (the envelope's `replyTo`).
@@ -251,6 +256,12 @@ class Endpoint {
   std::unique_ptr<PresencePublisher> publisher_;
   std::unique_ptr<KvPresenceWatchSource> watchSource_;
   std::unique_ptr<RosterView> view_;
+  struct BoundDurables {
+    std::optional<transport::PullConsumer> dm, dlv;
+    std::vector<transport::PullConsumer> roles;
+  };
+  std::mutex pumpsMu_;
+  std::optional<BoundDurables> bound_;  // guarded by pumpsMu_: bound, not pumped yet
   std::vector<std::unique_ptr<DurablePump>> pumps_;
 
   mutable std::mutex channelsMu_;

@@ -256,6 +256,38 @@ TEST_F(EndpointTest, OfflineDmIsReceivedAfterConnect) {
   EXPECT_EQ(textOf(bobIn.all().front()), "while you were out");
 }
 
+// deferReceiving: the durables are bound at open, but nothing is fetched — the DM stays
+// pending at the broker — until startReceiving(); then it arrives once.
+TEST_F(EndpointTest, ADeferredEndpointFetchesNothingUntilItStartsReceiving) {
+  Inbox aliceIn, bobIn;
+  Endpoint* alice = open(optionsFor(principal(kOwnerA, "alice"), &aliceIn));
+  ASSERT_NE(alice, nullptr);
+  auto bobOpts = optionsFor(principal(kOwnerB, "bob"), &bobIn);
+  bobOpts.deferReceiving = true;
+  Endpoint* bob = open(bobOpts);
+  ASSERT_NE(bob, nullptr);
+  ASSERT_FALSE(bob->dmDurable().empty());
+  ASSERT_TRUE(alice->sendDirect(bob->id(), "held at the broker").isOk());
+  // Stored and waiting for bob's durable; a pump would have it in flight within a fetch.
+  ASSERT_TRUE(eventually([&] {
+    auto info = js_->consumerInfo("DM_main", bob->dmDurable());
+    return info.isOk() && info->numPending == 1;
+  }));
+  auto info = js_->consumerInfo("DM_main", bob->dmDurable());
+  ASSERT_TRUE(info.isOk());
+  EXPECT_EQ(info->numAckPending, 0u);
+  EXPECT_EQ(bobIn.count(), 0u);
+
+  bob->startReceiving();
+  bob->startReceiving();  // idempotent: one pump per durable
+  ASSERT_TRUE(eventually([&] { return bobIn.count() == 1; }));
+  EXPECT_EQ(textOf(bobIn.all().front()), "held at the broker");
+  ASSERT_TRUE(eventually([&] {
+    auto after = js_->consumerInfo("DM_main", bob->dmDurable());
+    return after.isOk() && after->numPending == 0 && after->numAckPending == 0;
+  }));
+}
+
 // The broker restarted mid-stream on the same store loses no DM whose publish was acked.
 TEST_F(EndpointTest, BrokerRestartLosesNoAckedDm) {
   Inbox aliceIn, bobIn;

@@ -24,6 +24,16 @@ namespace shoal::daemon {
 // ---------------------------------------------------------------------------------------------
 // Opening and admission (any thread)
 
+Seat::Impl::~Impl() {
+  stop();
+  if (gate_.joinable()) gate_.join();
+  // Wake events publish on the endpoint's connection: nothing may use them once it closes, and
+  // they go before it (a seat whose open failed half-way never ran the stop that does this).
+  if (mcp_) mcp_->stop();
+  if (endpoint_) (void)endpoint_->close();
+  wake_.reset();
+}
+
 Status Seat::Impl::open() {
   FileSystem& fs = FileSystem::posix();
   SHOAL_RETURN_IF_ERROR(prepareSeatFiles(fs, profile_.cwd));
@@ -110,17 +120,11 @@ Status Seat::Impl::open() {
         profile_.principal.dotForm(), reconciling_.size());
   }
 
-  transport::ConnectOptions connect;
-  connect.servers = {options_.url};
-  connect.nkeySeedFile = options_.nkeySeedFile;
-  connect.credentialsFile = options_.credentialsFile;
-  connect.inboxPrefix = options_.inboxPrefix;
-  connect.tlsCaFile = options_.tlsCaFile;
-  connect.name = "shoal seat " + profile_.principal.dotForm() + " (events)";
-  SHOAL_ASSIGN_OR_RETURN(conn_, transport::Connection::connect(connect));
-  SHOAL_ASSIGN_OR_RETURN(auto js, transport::JetStream::create(*conn_));
-  js_.emplace(std::move(js));
-  wake_ = std::make_unique<WakeEvents>(*js_, options_.space, profile_);
+  // One broker connection per seat: the endpoint's. It opens bound but not yet fetching, so
+  // wake events, owed receipts and the backlog marks are ready before the first admission.
+  SHOAL_ASSIGN_OR_RETURN(endpoint_, mesh::Endpoint::open(endpointOptions()));
+  transport::JetStream& js = endpoint_->jetStream();
+  wake_ = std::make_unique<WakeEvents>(js, options_.space, profile_);
   replayReceipts();
   if (previousLife_) {
     WakeEvent restarted{"daemon-restarted", generation_, previousLifeText(*previousLife_), {}, {}};
@@ -147,18 +151,31 @@ Status Seat::Impl::open() {
   // (backlog_mark.h).
   const bool ownCredential = !options_.credentialsFile.empty();
   if (!ownCredential) {
-    if (auto info = js_->streamInfo(dm); info.isOk())
+    if (auto info = js.streamInfo(dm); info.isOk())
       dmBacklog_.setStreamSequence(info->state.lastSeq);
   } else if (auto durable = wire::dmDurable(profile_.principal, profile_.lifecycleUid);
              durable.isOk()) {
-    if (auto info = js_->consumerInfo(dm, *durable); info.isOk())
+    if (auto info = js.consumerInfo(dm, *durable); info.isOk())
       dmBacklog_.setFromDurable(info->delivered.streamSeq, info->numPending);
   }
   if (!ownCredential || profile_.role) {
-    if (auto info = js_->streamInfo(task); info.isOk())
+    if (auto info = js.streamInfo(task); info.isOk())
       taskBacklog_.setStreamSequence(info->state.lastSeq);
   }
 
+  endpoint_->startReceiving();
+  rejoinChannels();
+  SHOAL_RETURN_IF_ERROR(startMcp());
+  // Admissions queued while the endpoint opened wait for the gate; its first command runs or
+  // sleeps the seat as the profile says. A failed launch is not a failed open: the seat stays
+  // on the mesh, admitting, and its note and the wake stream say why the runtime is not up.
+  gate_ = std::thread([this] { gateMain(); });
+  (void)command(mode_ == SeatMode::kRunning ? GateEvent::Kind::kWake : GateEvent::Kind::kSleep,
+                std::nullopt, true);
+  return Status::ok();
+}
+
+mesh::EndpointOptions Seat::Impl::endpointOptions() {
   mesh::EndpointOptions eo;
   eo.servers = {options_.url};
   eo.nkeySeedFile = options_.nkeySeedFile;
@@ -182,16 +199,8 @@ Status Seat::Impl::open() {
   };
   eo.onRefused = [this](const mesh::RefusedDelivery& r) { refusedByParser(r); };
   eo.historyYieldsToLaterCopies = true;  // the journal dedups; see replacedHistorical()
-  SHOAL_ASSIGN_OR_RETURN(endpoint_, mesh::Endpoint::open(std::move(eo)));
-  rejoinChannels();
-  SHOAL_RETURN_IF_ERROR(startMcp());
-  // Admissions queued while the endpoint opened wait for the gate; its first command runs or
-  // sleeps the seat as the profile says. A failed launch is not a failed open: the seat stays
-  // on the mesh, admitting, and its note and the wake stream say why the runtime is not up.
-  gate_ = std::thread([this] { gateMain(); });
-  (void)command(mode_ == SeatMode::kRunning ? GateEvent::Kind::kWake : GateEvent::Kind::kSleep,
-                std::nullopt, true);
-  return Status::ok();
+  eo.deferReceiving = true;  // open() starts it once wake events and backlog marks are ready
+  return eo;
 }
 
 void Seat::Impl::rejoinChannels() {

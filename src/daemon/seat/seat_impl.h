@@ -41,10 +41,7 @@ class Seat::Impl {
   Impl(SeatProfile profile, SeatOptions options)
       : profile_(std::move(profile)), options_(std::move(options)), mode_(options_.mode) {}
 
-  ~Impl() {
-    stop();
-    if (gate_.joinable()) gate_.join();
-  }
+  ~Impl();
 
   Status open();
   Status command(GateEvent::Kind kind, std::optional<TimePoint> deadline, bool wait);
@@ -113,6 +110,7 @@ class Seat::Impl {
   void endLeftoverRuntime(const std::string& sectionJson);
   // Joins the profile's channels, passing on and updating the journal's memory of the durable
   // memberships this lifecycle holds (channel_rejoin.h).
+  mesh::EndpointOptions endpointOptions();
   void rejoinChannels();
   void count(uint64_t SeatCounters::*field, uint64_t n = 1);
   void note(std::string text);
@@ -205,8 +203,6 @@ class Seat::Impl {
 
   const SeatOptions options_;
   std::unique_ptr<journal::OwnershipJournal> journal_;
-  std::unique_ptr<transport::Connection> conn_;  // wake events, receipts, watermarks
-  std::optional<transport::JetStream> js_;
   std::unique_ptr<WakeEvents> wake_;
   // Refusals and endpoint warnings repeat per message: one line per reason per interval.
   log::LogThrottle refusalLog_{Clock::real(), kRefusalLogInterval};
