@@ -117,6 +117,7 @@ void JournalState::insert(Entry entry) {
     stats_.tombstones++;
     stats_.tombstoneBytes += size;
   }
+  if (!r.runtime.receipt.empty()) byReceipt_.emplace(r.runtime.receipt, r.id);
   std::string id = r.id;
   records_.insert_or_assign(std::move(id), std::move(entry));
 }
@@ -135,6 +136,13 @@ void JournalState::erase(const std::string& id) {
     tombOrder_.erase(r.terminalSeq);
     stats_.tombstones--;
     stats_.tombstoneBytes -= size;
+  }
+  auto [from, to] = byReceipt_.equal_range(r.runtime.receipt);
+  for (auto at = from; at != to; ++at) {
+    if (at->second == id) {
+      byReceipt_.erase(at);
+      break;
+    }
   }
   records_.erase(it);
 }
@@ -590,10 +598,8 @@ Status JournalState::checkReceipt(const std::string& id,
 
 const OwnershipRecord* JournalState::findByReceipt(std::string_view receipt) const {
   if (receipt.empty()) return nullptr;
-  for (const auto& [id, e] : records_) {
-    if (e.record.runtime.receipt == receipt) return &e.record;
-  }
-  return nullptr;
+  auto it = byReceipt_.find(std::string(receipt));
+  return it == byReceipt_.end() ? nullptr : &records_.at(it->second).record;
 }
 
 const OwnershipRecord* JournalState::find(std::string_view id) const {
@@ -710,9 +716,16 @@ Result<JournalState> JournalState::fromDecoded(DecodedFile d, Limits limits) {
 Status JournalState::checkInvariants() const {
   JournalStats recount;
   std::unordered_set<uint64_t> generations;
+  size_t receipts = 0;
   for (const auto& [id, e] : records_) {
     const OwnershipRecord& r = e.record;
     if (id != r.id) return internalError("journal-invariant", "record keyed under another id");
+    if (!r.runtime.receipt.empty()) {
+      ++receipts;
+      auto [from, to] = byReceipt_.equal_range(r.runtime.receipt);
+      if (std::none_of(from, to, [&](const auto& kv) { return kv.second == id; }))
+        return internalError("journal-invariant", "receipt index misses " + id);
+    }
     if (*e.bytes != encodeRecord(r)) return internalError("journal-invariant", "stale bytes " + id);
     if (!generations.insert(r.token.generation).second) {
       return internalError("journal-invariant", "generation reused by " + id);
@@ -747,6 +760,8 @@ Status JournalState::checkInvariants() const {
       recount.queued != stats_.queued || recount.inflight != stats_.inflight) {
     return internalError("journal-invariant", "stats drifted from the records");
   }
+  if (receipts != byReceipt_.size())
+    return internalError("journal-invariant", "receipt index names a record that is gone");
   return Status::ok();
 }
 

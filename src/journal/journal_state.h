@@ -158,6 +158,8 @@ class JournalState {
   std::unordered_map<std::string, Entry> records_;
   std::map<uint64_t, std::string> liveOrder_;  // seq → id
   std::map<uint64_t, std::string> tombOrder_;  // terminalSeq → id
+  // runtime.receipt → id, for every record that holds one (a lookup per correlated operation).
+  std::unordered_multimap<std::string, std::string> byReceipt_;
   JournalStats stats_;
 };
 
