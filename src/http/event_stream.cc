@@ -1,9 +1,7 @@
 #include "http/event_stream.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 
 #include <fcntl.h>
@@ -21,15 +19,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-constexpr size_t kMaxHeadBytes = 64 * 1024;
 constexpr size_t kReadSlice = 16 * 1024;
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 int remainingMs(Clock::time_point deadline) {
   auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now()).count();
@@ -116,13 +106,11 @@ Result<std::unique_ptr<EventStream>> EventStream::open(std::string_view url,
     return unavailable("http-connect-failed",
                        fmt::format("could not send the request for {}", target.target));
   }
-  std::string head;
-  size_t end = std::string::npos;
-  while ((end = head.find("\r\n\r\n")) == std::string::npos) {
-    if (head.size() > kMaxHeadBytes) {
-      ::close(fd);
-      return failedPrecondition("not-an-event-stream", "the response head is over 64 KiB");
-    }
+  // The head, and whatever of the body came with it, through Beast's parser.
+  auto parser = std::make_unique<StreamParser>();
+  std::string bytes;
+  std::vector<std::string> events;
+  while (!parser->headDone()) {
     pollfd p{fd, POLLIN, 0};
     const int ready = ::poll(&p, 1, remainingMs(deadline));
     if (ready == 0) {
@@ -140,28 +128,31 @@ Result<std::unique_ptr<EventStream>> EventStream::open(std::string_view url,
           "http-connect-failed",
           fmt::format("the connection closed before a response to GET {}", target.target));
     }
-    head.append(buf, static_cast<size_t>(n));
+    bytes.append(buf, static_cast<size_t>(n));
+    if (Status parsed = parser->feed(bytes, events); !parsed.isOk()) {
+      ::close(fd);
+      return parsed;
+    }
   }
-  std::string body = head.substr(end + 4);
-  head.resize(end);
-  // Status line and the two headers that matter.
-  const std::string headLower = lower(head);
-  int status = 0;
-  if (head.rfind("HTTP/1.", 0) == 0 && head.size() >= 12) status = std::atoi(head.c_str() + 9);
-  const bool isStream = headLower.find("\r\ncontent-type: text/event-stream") != std::string::npos;
-  const bool chunked = headLower.find("\r\ntransfer-encoding: chunked") != std::string::npos;
-  if (status != 200 || !isStream) {
+  if (parser->status() != 200 || !parser->eventStream()) {
     ::close(fd);
     return failedPrecondition(
         "not-an-event-stream",
-        fmt::format("GET {} answered {}{}: {}", target.target, status,
-                    isStream ? "" : " without a text/event-stream body", body.substr(0, 200)));
+        fmt::format("GET {} answered {}{}: {}", target.target, parser->status(),
+                    parser->eventStream() ? "" : " without a text/event-stream body",
+                    parser->bodyStart()));
   }
-  return std::unique_ptr<EventStream>(new EventStream(fd, options, chunked, std::move(body)));
+  return std::unique_ptr<EventStream>(
+      new EventStream(fd, options, std::move(parser), std::move(bytes), std::move(events)));
 }
 
-EventStream::EventStream(int fd, EventStreamOptions options, bool chunked, std::string body)
-    : fd_(fd), options_(options), chunked_(chunked), bytes_(std::move(body)) {}
+EventStream::EventStream(int fd, EventStreamOptions options, std::unique_ptr<StreamParser> parser,
+                         std::string bytes, std::vector<std::string> events)
+    : fd_(fd),
+      options_(std::move(options)),
+      parser_(std::move(parser)),
+      bytes_(std::move(bytes)),
+      ready_(std::move(events)) {}
 
 EventStream::~EventStream() {
   ::close(fd_);
@@ -170,19 +161,6 @@ EventStream::~EventStream() {
 void EventStream::close() {
   if (closed_.exchange(true)) return;
   ::shutdown(fd_, SHUT_RDWR);  // wakes a poll() in next()
-}
-
-Status EventStream::decode() {
-  if (!chunked_) {
-    sse_.feed(bytes_, ready_);
-    bytes_.clear();
-    return Status::ok();
-  }
-  std::string payload;
-  const Status decoded = chunks_.decode(bytes_, payload);
-  sse_.feed(payload, ready_);
-  if (chunks_.ended()) ended_ = true;
-  return decoded;
 }
 
 Result<std::optional<std::string>> EventStream::next(std::chrono::milliseconds timeout) {
@@ -197,25 +175,14 @@ Result<std::optional<std::string>> EventStream::next(std::chrono::milliseconds t
       }
       return std::optional<std::string>(std::move(event));
     }
-    if (!bytes_.empty() && !undecodable_) {
-      // Bytes that came with the response head (or a partial chunk header: decode keeps it).
-      const size_t before = bytes_.size();
-      SHOAL_RETURN_IF_ERROR(decode());
-      undecodable_ = bytes_.size() == before;
-      if (readyAt_ < ready_.size()) continue;
-    }
-    if (ended_) {
-      sse_.finish(ready_);
-      if (!ready_.empty()) continue;
+    if (parser_->ended())
       return unavailable("event-stream-ended", "the server ended the event stream");
-    }
-    if (sse_.pendingBytes() + bytes_.size() > options_.maxEventBytes) {
+    if (parser_->pendingBytes() + bytes_.size() > options_.maxEventBytes) {
       return resourceExhausted("event-too-large",
                                fmt::format("an event is over {} bytes", options_.maxEventBytes));
     }
     pollfd p{fd_, POLLIN, 0};
-    const int wait = remainingMs(deadline);
-    const int rc = ::poll(&p, 1, wait);
+    const int rc = ::poll(&p, 1, remainingMs(deadline));
     if (rc < 0 && errno == EINTR) continue;
     if (rc == 0) return std::optional<std::string>();
     if (closed_.load()) return cancelled("event-stream-closed", "the event stream was closed");
@@ -227,15 +194,11 @@ Result<std::optional<std::string>> EventStream::next(std::chrono::milliseconds t
                          std::string("reading the event stream: ") + std::strerror(errno));
     }
     if (n == 0) {
-      if (chunked_ && !ended_) {
-        return unavailable("event-stream-ended", "the server closed the event stream mid-body");
-      }
-      ended_ = true;
-      continue;
+      SHOAL_RETURN_IF_ERROR(parser_->eof(ready_));  // a sized or chunked body cut short
+      continue;                                     // what the end dispatched, then the end
     }
     bytes_.append(buf, static_cast<size_t>(n));
-    undecodable_ = false;
-    SHOAL_RETURN_IF_ERROR(decode());
+    SHOAL_RETURN_IF_ERROR(parser_->feed(bytes_, ready_));
   }
 }
 

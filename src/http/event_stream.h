@@ -1,11 +1,12 @@
 // EventStream: one `GET` of a text/event-stream URL held open and read event by event — what
-// the OpenCode driver uses for `GET /event` (runtime/opencode/driver.h). The framings it reads
-// (chunked transfer coding, the SSE grammar) are the pure decoders of http/sse_decoder.h.
+// the OpenCode driver uses for `GET /event` (runtime/opencode/driver.h). The response — head,
+// chunked or sized or close-delimited body, SSE grammar — is parsed by http/stream_parser.h
+// (Beast's HTTP/1.1 parser under the SSE decoder); this class owns the socket and the waiting.
 //
 // The stream is plain http on one TCP connection (no TLS, redirects or reconnection: a stream
 // that ends is over, and the caller decides what that means — OpenCode's has no replay cursor,
 // so a lost stream cannot be resumed). The response must be 200 with a `text/event-stream`
-// content type; its body may be chunked or plain.
+// content type; its body may be chunked, sized or end with the connection.
 //
 // Errors from open(): kInvalidArgument `bad-url`; kUnavailable `http-connect-failed`;
 // kDeadlineExceeded `http-timeout` (no response head in time); kFailedPrecondition
@@ -29,7 +30,7 @@
 #include <vector>
 
 #include "base/result.h"
-#include "http/sse_decoder.h"
+#include "http/stream_parser.h"
 
 namespace shoal::http {
 
@@ -56,20 +57,15 @@ class EventStream {
   void close();
 
  private:
-  EventStream(int fd, EventStreamOptions options, bool chunked, std::string body);
-  // Decodes `bytes_` (chunked framing or plain) into the SSE decoder.
-  Status decode();
+  EventStream(int fd, EventStreamOptions options, std::unique_ptr<StreamParser> parser,
+              std::string bytes, std::vector<std::string> events);
 
   const int fd_;
   const EventStreamOptions options_;
-  const bool chunked_;
   std::atomic<bool> closed_{false};
-  std::string bytes_;         // received, not yet decoded
-  ChunkedDecoder chunks_;     // chunked: the transfer coding
-  bool ended_ = false;        // the server closed the body
-  bool undecodable_ = false;  // bytes_ holds only a partial chunk header: wait for more
-  SseDecoder sse_;
-  std::vector<std::string> ready_;  // decoded events not handed out yet
+  std::unique_ptr<StreamParser> parser_;  // the response: head, body framing, SSE grammar
+  std::string bytes_;                     // received, not yet parsed
+  std::vector<std::string> ready_;        // decoded events not handed out yet
   size_t readyAt_ = 0;
 };
 

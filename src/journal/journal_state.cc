@@ -723,8 +723,9 @@ Status JournalState::checkInvariants() const {
     if (!r.runtime.receipt.empty()) {
       ++receipts;
       auto [from, to] = byReceipt_.equal_range(r.runtime.receipt);
-      if (std::none_of(from, to, [&](const auto& kv) { return kv.second == id; }))
-        return internalError("journal-invariant", "receipt index misses " + id);
+      while (from != to && from->second != r.id)
+        ++from;
+      if (from == to) return internalError("journal-invariant", "receipt index misses " + r.id);
     }
     if (*e.bytes != encodeRecord(r)) return internalError("journal-invariant", "stale bytes " + id);
     if (!generations.insert(r.token.generation).second) {

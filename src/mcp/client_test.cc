@@ -6,6 +6,7 @@
 #include <string>
 
 #include "http/event_stream.h"
+#include "http/sse_decoder.h"
 #include "mcp/client_config.h"
 
 #include <gmock/gmock.h>
