@@ -2,7 +2,7 @@
 // line (lines of any length) and appends each line to a log, so a test can see exactly what
 // the seat daemon wrote to the runtime's stdin.
 //
-//   fake_stdin_agent --log PATH [--stop-reading-after N] [--exit-after N]
+//   fake_stdin_agent --log PATH [--stop-reading-after N] [--exit-after N] [--read-pause-ms N]
 //
 // Switches (`--switch=value` works too):
 //   --log PATH               append {"pid":N,"line":"<the line, without its line feed>"} per
@@ -12,6 +12,9 @@
 //                            the pipe fills up (stdin backpressure tests). It reads in chunks
 //                            of at most 4 KiB, so a few bytes past line N may have left the pipe.
 //   --exit-after N           exit 0 right after logging line N (0: at once).
+//   --read-pause-ms N        wait N ms before each read of stdin, so what the daemon wrote
+//                            waits in the pipe for a while (crash tests: a kill lands while
+//                            deliveries are written but not yet read).
 // At stdin EOF it logs a partial last line, if any, and exits 0. Bad switches: exit 2.
 #include <cerrno>
 #include <cstdlib>
@@ -29,6 +32,7 @@ struct Options {
   std::string logPath;
   std::optional<long> stopReadingAfter;
   std::optional<long> exitAfter;
+  long readPauseMs = 0;
 };
 
 std::optional<long> count(const std::string& text) {
@@ -55,13 +59,17 @@ bool parse(int argc, char** argv, Options& options) {
     }
     if (arg == "--log") {
       options.logPath = *value;
-    } else if (arg == "--stop-reading-after" || arg == "--exit-after") {
+    } else if (arg == "--stop-reading-after" || arg == "--exit-after" || arg == "--read-pause-ms") {
       std::optional<long> n = count(*value);
       if (!n) {
         fmt::print(stderr, "fake_stdin_agent: {} wants a count, got '{}'\n", arg, *value);
         return false;
       }
-      (arg == "--exit-after" ? options.exitAfter : options.stopReadingAfter) = n;
+      if (arg == "--read-pause-ms") {
+        options.readPauseMs = *n;
+      } else {
+        (arg == "--exit-after" ? options.exitAfter : options.stopReadingAfter) = n;
+      }
     } else {
       fmt::print(stderr, "fake_stdin_agent: unknown switch {}\n", arg);
       return false;
@@ -103,6 +111,7 @@ int main(int argc, char** argv) {
   std::string pending;
   char buf[4096];
   while (reading) {
+    if (options.readPauseMs > 0) ::usleep(static_cast<useconds_t>(options.readPauseMs * 1000));
     ssize_t n = ::read(0, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {

@@ -2,7 +2,8 @@
 // process is SIGKILLed at random points and restarted. Afterwards every DM must be surfaced
 // exactly once or reported failed with a reason — none lost, none surfaced twice. The receipts
 // the daemon publishes to the sender are its account; the runtime's own record is the witness:
-// for the fake Claude, every stdin line any of its processes read; for the fake Codex, the
+// for the fake Claude (and an exec seat's fake stdin agent), every stdin line any of its
+// processes read; for the fake Codex, the
 // persisted thread history (its rollout store), which is what a resumed session holds — a
 // Codex handoff the daemon could not account for is reconciled against it, and replayed only
 // when the history proves it absent.
@@ -200,6 +201,36 @@ TEST_F(CrashMatrixTest, EveryDmToACodexSeatSurfacedOnceOrFailedAcrossDaemonKills
              "--state", state},
             std::max(3, CRASH_MATRIX_KILLS / 2), CRASH_MATRIX_DMS / 3, codexWitness(state),
             inputLog(fakeLog(), "text"), " FAKE_SLOW_40");
+}
+
+// Every line a fake stdin agent logged, across all its processes: what they read from stdin
+// (a DM's item head holds its id once).
+Witness stdinLog(std::string logPath) {
+  return [logPath](const std::set<std::string>& ids) {
+    std::string log = FileSystem::posix().readFile(logPath).valueOr("");
+    std::vector<std::string> texts;
+    size_t start = 0;
+    while (start < log.size()) {
+      size_t end = log.find('\n', start);
+      if (end == std::string::npos) end = log.size();
+      boost::system::error_code ec;
+      json::value v = json::parse(std::string_view(log).substr(start, end - start), ec);
+      start = end + 1;
+      if (ec || !v.is_object() || !v.as_object().contains("line")) continue;
+      texts.emplace_back(v.at("line").as_string());
+    }
+    return countIn(texts, ids);
+  };
+}
+
+// The same for an exec seat (raw stdin: surfaced once the program has read the bytes). A DM a
+// killed daemon had admitted straight to inflight for the idle program (the direct lane), or
+// had written without seeing it read, fails with a reason and is never written again.
+TEST_F(CrashMatrixTest, EveryDmToAnExecSeatSurfacedOnceOrFailedAcrossDaemonKills) {
+  // Each read waits 5 ms, so kills can land while blocks are written and still in the pipe.
+  runMatrix({"--runtime", "exec", "--", FAKE_STDIN_AGENT_BINARY, "--log", fakeLog(),
+             "--read-pause-ms", "5"},
+            CRASH_MATRIX_KILLS, CRASH_MATRIX_DMS, stdinLog(fakeLog()), nullptr, "");
 }
 
 void CrashMatrixTest::runMatrix(const std::vector<std::string>& seatArgs, int kKills, int kDms,
