@@ -370,7 +370,8 @@ void Seat::Impl::post(GateEvent event) {
     // Admitted for a runtime the stopped gate will never hand it to: no byte of it was written.
     lane_.release(event.direct->id);
     if (auto record = journal_->find(event.direct->id);
-        record && journal::isInflight(record->state)) {
+        record && record->state == journal::OwnerState::kDispatching &&
+        record->runtime.receipt == event.direct->handoffId + "/0") {
       journal::Transaction back;
       back.add(journal::Requeue{record->id, record->token, "the seat stopped before handing it"});
       (void)journal_->commit(std::move(back));
