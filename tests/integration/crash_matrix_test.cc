@@ -15,6 +15,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <set>
 
@@ -143,10 +144,10 @@ std::map<std::string, int> countIn(const std::vector<std::string>& texts,
   return out;
 }
 
-// The `field` of every `input` line of a fake runtime's log: what any of its processes read
-// (fake Claude: `content`, each stdin line; fake Codex: `text`, each accepted user message).
-Witness inputLog(std::string logPath, std::string field) {
-  return [logPath, field](const std::set<std::string>& ids) {
+// A witness over a fake runtime's JSON-lines log: the string `field` of every line that has it
+// and, when `event` is given, whose "event" is that.
+Witness logField(std::string logPath, std::string field, std::optional<std::string> event) {
+  return [logPath, field, event](const std::set<std::string>& ids) {
     std::string log = FileSystem::posix().readFile(logPath).valueOr("");
     std::vector<std::string> texts;
     size_t start = 0;
@@ -156,11 +157,22 @@ Witness inputLog(std::string logPath, std::string field) {
       boost::system::error_code ec;
       json::value v = json::parse(std::string_view(log).substr(start, end - start), ec);
       start = end + 1;
-      if (ec || !v.is_object() || v.at("event").as_string() != "input") continue;
-      texts.emplace_back(v.at(field).as_string());
+      if (ec || !v.is_object()) continue;
+      const json::object& o = v.as_object();
+      const json::value* text = o.if_contains(field);
+      const json::value* kind = o.if_contains("event");
+      if (text == nullptr || !text->is_string()) continue;
+      if (event && (kind == nullptr || !kind->is_string() || kind->as_string() != *event)) continue;
+      texts.emplace_back(text->as_string());
     }
     return countIn(texts, ids);
   };
+}
+
+// The `field` of every `input` line of a fake runtime's log: what any of its processes read
+// (fake Claude: `content`, each stdin line; fake Codex: `text`, each accepted user message).
+Witness inputLog(std::string logPath, std::string field) {
+  return logField(std::move(logPath), std::move(field), "input");
 }
 
 // Every userMessage of every turn of every thread in the fake Codex's rollout store.
@@ -206,21 +218,7 @@ TEST_F(CrashMatrixTest, EveryDmToACodexSeatSurfacedOnceOrFailedAcrossDaemonKills
 // Every line a fake stdin agent logged, across all its processes: what they read from stdin
 // (a DM's item head holds its id once).
 Witness stdinLog(std::string logPath) {
-  return [logPath](const std::set<std::string>& ids) {
-    std::string log = FileSystem::posix().readFile(logPath).valueOr("");
-    std::vector<std::string> texts;
-    size_t start = 0;
-    while (start < log.size()) {
-      size_t end = log.find('\n', start);
-      if (end == std::string::npos) end = log.size();
-      boost::system::error_code ec;
-      json::value v = json::parse(std::string_view(log).substr(start, end - start), ec);
-      start = end + 1;
-      if (ec || !v.is_object() || !v.as_object().contains("line")) continue;
-      texts.emplace_back(v.at("line").as_string());
-    }
-    return countIn(texts, ids);
-  };
+  return logField(std::move(logPath), "line", std::nullopt);
 }
 
 // The same for an exec seat (raw stdin: surfaced once the program has read the bytes). A DM a
