@@ -9,6 +9,11 @@
 //           rename → fsync dir), one at a time: the best a journal without group commit can do;
 //   journal 1, 8 and 64 concurrent callers, each looping admit(1 KiB body) → markSurfaced,
 //           for S seconds (default 3). Admission latency percentiles are per admit() call.
+// Then the commit cost without fsync (issue goal: at the tombstone cap within 1.2x of empty):
+//   the same DM-shaped pair of transactions (admit a 600-byte body, then markSurfaced) on a
+//   journal whose file system makes sync and syncDir no-ops, on an empty journal and on one
+//   holding 512 tombstones (the cap) of the seat's shape, beside the in-memory part alone
+//   (apply + assembling the file bytes + checksum).
 // The output format is documented in docs/journal-format.md ("Benchmark").
 #include <algorithm>
 #include <atomic>
@@ -21,6 +26,7 @@
 
 #include "base/clock.h"
 #include "base/file_system.h"
+#include "journal/journal_state.h"
 #include "journal/ownership_journal.h"
 
 namespace {
@@ -100,6 +106,134 @@ std::unique_ptr<OwnershipJournal> prefill(const std::string& workdir, const Shap
     }
   }
   return std::move(j).value();
+}
+
+// The real file system with durability switched off: what a commit costs besides its fsyncs.
+class NoSyncFileSystem final : public FileSystem {
+ public:
+  Result<std::unique_ptr<WritableFile>> openForWrite(const std::string& path,
+                                                     CreateMode mode) override {
+    SHOAL_ASSIGN_OR_RETURN(auto file, real().openForWrite(path, mode));
+    return std::unique_ptr<WritableFile>(new File(std::move(file)));
+  }
+  Result<std::string> readFile(const std::string& path) override { return real().readFile(path); }
+  Status rename(const std::string& from, const std::string& to) override {
+    return real().rename(from, to);
+  }
+  Status syncDir(const std::string&) override { return Status::ok(); }
+  Status remove(const std::string& path) override { return real().remove(path); }
+  Result<std::vector<std::string>> createDirs(const std::string& dir) override {
+    return real().createDirs(dir);
+  }
+  bool exists(const std::string& path) override { return real().exists(path); }
+  Result<std::unique_ptr<FileLock>> lockFile(const std::string& path,
+                                             std::string_view holder) override {
+    return real().lockFile(path, holder);
+  }
+
+ private:
+  class File final : public WritableFile {
+   public:
+    explicit File(std::unique_ptr<WritableFile> inner) : inner_(std::move(inner)) {}
+    Status append(std::string_view data) override { return inner_->append(data); }
+    Status sync() override { return Status::ok(); }
+    Status close() override { return inner_->close(); }
+
+   private:
+    std::unique_ptr<WritableFile> inner_;
+  };
+  static FileSystem& real() { return FileSystem::posix(); }
+};
+
+// A tombstone as a seat leaves it: a 26-character message id, the sender's id as the target,
+// a surfaced reason and a runtime session id.
+Transaction seatTombstones(int count) {
+  Transaction t;
+  for (int i = 0; i < count; ++i) {
+    Admit a;
+    a.id = "01JE" + std::to_string(1000000000000000000ull + static_cast<uint64_t>(i)) + "ABCD";
+    a.body = "x";
+    a.target = "01JEPEERSENDERIDXXXXXXXXXX";
+    t.add(a).add(MarkSurfaced{a.id, std::nullopt, "correlated_ack"});
+  }
+  return t;
+}
+
+struct CommitCost {
+  double commitUs;  // per transaction, file system without fsync
+  double memoryUs;  // per transaction, JournalState::apply + encode() only
+  size_t fileBytes;
+};
+
+// `tombstones` 0: the journal keeps at most one tombstone (it stays empty); else it is filled
+// to the cap first and stays there (each surfaced DM prunes the oldest).
+CommitCost measureCommitCost(const std::string& workdir, int tombstones, double seconds) {
+  static NoSyncFileSystem fs;
+  Limits limits;
+  if (tombstones == 0) limits.maxTombstones = 1;
+  auto j = OwnershipJournal::open(fs, Clock::real(), workdir, {"journal_bench", limits});
+  if (!j.isOk()) {
+    std::fprintf(stderr, "open failed: %s\n", j.status().toString().c_str());
+    std::exit(1);
+  }
+  JournalState memory(limits);
+  if (tombstones > 0) {
+    Transaction prefill = seatTombstones(tombstones);
+    if (!(*j)->commit(prefill).isOk() || !memory.apply(prefill, 0).isOk()) {
+      std::fprintf(stderr, "prefill failed\n");
+      std::exit(1);
+    }
+  }
+  const std::string body(600, 'b');
+  auto dm = [&](uint64_t n) {
+    Admit a;
+    a.id = "01JF" + std::to_string(2000000000000000000ull + n) + "WXYZ";
+    a.body = body;
+    a.target = "01JEPEERSENDERIDXXXXXXXXXX";
+    return a;
+  };
+  uint64_t n = 0;
+  double start = nowMs();
+  while (nowMs() - start < seconds * 500 || n < 200) {
+    auto r = (*j)->admit(dm(n++));
+    if (!r.isOk() || !(*j)->markSurfaced({r->record->id, r->record->token, "ack"}).isOk()) {
+      std::fprintf(stderr, "commit failed\n");
+      std::exit(1);
+    }
+  }
+  double commitUs = (nowMs() - start) * 1000.0 / static_cast<double>(2 * n);
+  size_t bytes = 0;
+  uint64_t m = 0;
+  start = nowMs();
+  while (nowMs() - start < seconds * 500 || m < 200) {
+    Admit a = dm(m++);
+    std::string id = a.id;
+    Transaction admit;
+    admit.add(std::move(a));
+    Transaction surfaced;
+    surfaced.add(MarkSurfaced{id, std::nullopt, "ack"});
+    if (!memory.apply(admit, 0).isOk()) std::exit(1);
+    bytes = memory.encode().size();
+    if (!memory.apply(surfaced, 0).isOk()) std::exit(1);
+    bytes = memory.encode().size();
+  }
+  double memoryUs = (nowMs() - start) * 1000.0 / static_cast<double>(2 * m);
+  return {commitUs, memoryUs, bytes};
+}
+
+void reportCommitCost(const std::string& root, double seconds) {
+  std::printf("\ncommit cost without fsync (admit 600 B, then markSurfaced; per transaction)\n");
+  std::printf("%-22s %10s %12s %12s\n", "state", "file KiB", "commit us", "in-memory us");
+  CommitCost empty = measureCommitCost(root + "/cost-empty", 0, seconds);
+  CommitCost full = measureCommitCost(root + "/cost-cap", 512, seconds);
+  auto row = [](const char* name, const CommitCost& c) {
+    std::printf("%-22s %10.1f %12.1f %12.1f\n", name, static_cast<double>(c.fileBytes) / 1024.0,
+                c.commitUs, c.memoryUs);
+  };
+  row("empty", empty);
+  row("512 tombstones (cap)", full);
+  std::printf("%-22s %10s %11.2fx %11.2fx   (goal <= 1.2x)\n", "cap / empty", "",
+              full.commitUs / empty.commitUs, full.memoryUs / empty.memoryUs);
 }
 
 size_t fileSize(const std::string& path) {
@@ -200,6 +334,7 @@ int main(int argc, char** argv) {
       std::fflush(stdout);
     }
   }
+  reportCommitCost(root, seconds);
   std::string cleanup = "rm -rf '" + root + "'";
   return std::system(cleanup.c_str()) == 0 ? 0 : 1;
 }

@@ -25,25 +25,25 @@
 //                            commit — one chain before the write;
 //               queued       the seat busy: admitted `queued`, then the handoff
 //                            (`inflight(dispatching)`) before the first byte — two chains.
-//             After the write both commit what the exec driver's traits say (runtime::execTraits:
-//             surfaced on the program's read): `inflight(outcome_unknown)` ("written; awaiting
-//             its read") and, once the program read the block, `surfaced` — neither is in the
-//             end-to-end sample; both are timed beside it. So an idle-seat DM costs 3 commits,
-//             a queued one 4. Every commit renames the state file into place, so an inotify
-//             watch on the seat's `.shoal/` timestamps each chain at its rename (before its dir
-//             fsync). A round waits for the byte and its commits, and the next starts once the
-//             seat published the receipt; the round is then classified by its renames and by
-//             the seat's lane counters (SeatCounters::direct, directRequeued): 3 renames and a
-//             direct handoff is direct, 4 and none queued, anything else anomalous (reported:
-//             a requeued lane claim, a missing commit, or an extra one — the seat's history
-//             and receipt-outbox sections commit at most about once a second). A round that
+//             After the write both commit one more: `surfaced`, once the program read the block
+//             (runtime::execTraits: surfaced on the program's read; raw stdin has no read-back,
+//             so the write itself is not recorded — the dispatching owner already says it was
+//             handed). It is not in the end-to-end sample and is timed beside it. So an
+//             idle-seat DM costs 2 commits, a queued one 3. Every commit renames the state file
+//             into place, so an inotify watch on the seat's `.shoal/` timestamps each chain at its
+//             rename (before its dir fsync). A round waits for the byte and its commits, and the
+//             next starts once the seat published the receipt; the round is then classified by its
+//             renames and by the seat's lane counters (SeatCounters::direct, directRequeued): 2
+//             renames and a direct handoff is direct, 3 and none queued, anything else anomalous
+//             (reported: a requeued lane claim, a missing commit, or an extra one — the seat's
+//             history and receipt-outbox sections commit at most about once a second). A round that
 //             takes more than 10 s is reported as a stall and given up to a minute.
 //   fsync     writeFileAtomically (base/file_system.h: the journal's chain) of a file the size
 //             the seat's state file has at that round, in a sibling directory of the seat's
 //             cwd (same file system): one journal commit's floor.
 // The seat's stages: send → admission committed (inflight when direct, queued otherwise); for
 // queued rounds, admission → handoff committed; the last commit before the write → bytes at the
-// probe; bytes → outcome_unknown committed; bytes → surfaced committed; and how many rounds
+// probe; bytes → surfaced committed; and how many rounds
 // went each way. Ratios of the seat's p50: to raw, to fsync, (seat − raw) / fsync ("journal
 // chains per DM before the write"), (seat − endpoint) / fsync (the seat's cost above its
 // endpoint, in fsync floors); the residual seat − endpoint − N × fsync, N the chains before the
@@ -101,7 +101,6 @@
 #include "mesh/endpoint.h"
 #include "mesh/outbound.h"
 #include "planes/space_provisioner.h"
-#include "runtime/exec/driver.h"
 #include "testing/temp_dir.h"
 #include "wire/message.h"
 #include "wire/names.h"
@@ -122,13 +121,11 @@ constexpr int64_t kSampleTimeoutUs = 10'000'000;
 constexpr int64_t kStallLimitUs = 60'000'000;
 // Journal commits (state-file renames) per DM. Before the write: the direct lane (an idle
 // runtime, nothing queued) admits straight to inflight(dispatching), one commit; the queued
-// path commits queued, then the handoff (inflight(dispatching)), two. After it, from the exec
-// driver's traits: a runtime surfaced on write commits surfaced; one surfaced on read (exec
-// since it counts unread bytes) commits inflight(outcome_unknown) ("written; awaiting its
-// read") and, once the program read the block, surfaced.
+// path commits queued, then the handoff (inflight(dispatching)), two. After it one: surfaced
+// (on the write, or — exec, which counts unread bytes — once the program read the block).
 constexpr size_t kDirectBeforeWrite = 1;
 constexpr size_t kQueuedBeforeWrite = 2;
-constexpr size_t kAfterWrite = runtime::execTraits(false).surfacedOnWrite ? 1 : 2;
+constexpr size_t kAfterWrite = 1;
 constexpr size_t kDirectCommits = kDirectBeforeWrite + kAfterWrite;
 constexpr size_t kQueuedCommits = kQueuedBeforeWrite + kAfterWrite;
 // While a round waits with no event, the seat's counters are read this often.
@@ -582,7 +579,6 @@ struct SeatSamples {
   std::vector<int64_t> toAdmitUs;         // send → admission committed (either path)
   std::vector<int64_t> admitToHandoffUs;  // queued rounds: admission → handoff committed
   std::vector<int64_t> lastToByteUs;      // the last commit before the write → the byte
-  std::vector<int64_t> byteToWrittenUs;   // surfaced on read: the byte → outcome_unknown
   std::vector<int64_t> byteToSurfacedUs, toSurfacedUs;
   std::vector<size_t> chainsBefore;  // per classified round: 1 direct, 2 queued
   int direct = 0, queued = 0, anomalous = 0;
@@ -606,7 +602,6 @@ struct SeatSamples {
     }
     toAdmitUs.push_back(s.commits[0] - r.sentAt);
     lastToByteUs.push_back(s.byteAt - s.commits[before - 1]);
-    if (kAfterWrite == 2) byteToWrittenUs.push_back(s.commits[before] - s.byteAt);
     byteToSurfacedUs.push_back(s.commits.back() - s.byteAt);
     toSurfacedUs.push_back(s.commits.back() - r.sentAt);
     chainsBefore.push_back(before);
@@ -848,10 +843,6 @@ void printSeatStages(const SeatSamples& s, int warmup, const int (&warmPaths)[3]
                   bench::summarize(s.admitToHandoffUs));
   printLatencyRow("last commit before the write → bytes at the probe",
                   bench::summarize(s.lastToByteUs));
-  if (kAfterWrite == 2) {
-    printLatencyRow("bytes at the probe → written (outcome_unknown) committed",
-                    bench::summarize(s.byteToWrittenUs));
-  }
   printLatencyRow("bytes at the probe → surfaced committed", bench::summarize(s.byteToSurfacedUs));
   printLatencyRow("send → surfaced committed (not in e2e)", bench::summarize(s.toSurfacedUs));
   printLatencyRow("sendDirect call alone", bench::summarize(s.callUs));
@@ -1239,12 +1230,11 @@ int main(int argc, char** argv) {
                       seatSamples.direct, seatSamples.queued, seatSamples.anomalous, kDirectCommits,
                       kQueuedCommits);
   json += fmt::format(R"("stages_p50_ms":{{"to_admission":{:.4f},"admission_to_handoff":{:.4f},)"
-                      R"("last_commit_to_bytes":{:.4f},"bytes_to_written":{:.4f},)"
+                      R"("last_commit_to_bytes":{:.4f},)"
                       R"("bytes_to_surfaced":{:.4f}}},)",
                       bench::summarize(seatSamples.toAdmitUs).p50Ms,
                       bench::summarize(seatSamples.admitToHandoffUs).p50Ms,
                       bench::summarize(seatSamples.lastToByteUs).p50Ms,
-                      bench::summarize(seatSamples.byteToWrittenUs).p50Ms,
                       bench::summarize(seatSamples.byteToSurfacedUs).p50Ms);
   json += fmt::format(R"("ratios":{{"seat_over_raw":{:.3f},"seat_over_fsync":{:.3f},)"
                       R"("journal_chains_per_dm":{:.3f},"seat_above_endpoint_in_fsyncs":{:.3f},)"

@@ -518,9 +518,9 @@ bool isValidUtf8(std::string_view s) {
   return true;
 }
 
-std::string encodeRecord(const OwnershipRecord& r) {
+std::string encodeRecord(const OwnershipRecord& r, std::string_view bodyMember) {
   std::string out;
-  out.reserve(192 + r.body.size() + r.body.size() / 8 + r.target.size() + r.wake.size());
+  out.reserve(194 + bodyMember.size() + r.target.size() + r.wake.size());
   out += '{';
   field(out, "id");
   appendEscaped(out, r.id);
@@ -573,17 +573,29 @@ std::string encodeRecord(const OwnershipRecord& r) {
     out += '}';
   }
   if (isLive(r.state)) {
-    if (isValidUtf8(r.body)) {
-      field(out, "body");
-      appendEscaped(out, r.body);
-    } else {
-      field(out, "bodyBase64");
-      out += '"';
-      out += base64Encode(r.body);
-      out += '"';
-    }
+    out += ',';
+    out += bodyMember;
   }
   out += '}';
+  return out;
+}
+
+std::string encodeRecord(const OwnershipRecord& r) {
+  return encodeRecord(r, isLive(r.state) ? encodeBodyMember(r.body) : std::string());
+}
+
+std::string encodeBodyMember(std::string_view body) {
+  std::string out;
+  if (isValidUtf8(body)) {
+    out.reserve(body.size() + body.size() / 8 + 10);
+    out += "\"body\":";
+    appendEscaped(out, body);
+  } else {
+    out.reserve(body.size() / 3 * 4 + 20);
+    out += "\"bodyBase64\":\"";
+    out += base64Encode(body);
+    out += '"';
+  }
   return out;
 }
 

@@ -39,6 +39,12 @@ struct FileHeader {
 
 // Canonical JSON of one record (no trailing newline). Its size() is the record's size for caps.
 std::string encodeRecord(const OwnershipRecord& record);
+// The same bytes from the record's body member already encoded (`bodyMember` as
+// encodeBodyMember(record.body) returns it; unused for a tombstone), so a state transition,
+// which keeps the body, does not escape it again.
+std::string encodeRecord(const OwnershipRecord& record, std::string_view bodyMember);
+// `"body":"<escaped>"`, or `"bodyBase64":"<base64>"` for a body that is not UTF-8.
+std::string encodeBodyMember(std::string_view body);
 std::string encodeResumeSafety(const ResumeSafety& safety);
 // Canonical JSON of the whole "sections" object.
 std::string encodeSections(const SectionMap& sections);

@@ -99,21 +99,30 @@ JournalState::JournalState(Limits limits) : limits_(limits) {
   sectionsJson_ = std::make_shared<const std::string>(encodeSections(sections_));
 }
 
-JournalState::Entry JournalState::makeEntry(OwnershipRecord record) {
-  auto bytes = std::make_shared<const std::string>(encodeRecord(record));
-  return Entry{std::move(record), std::move(bytes)};
+JournalState::Entry JournalState::makeEntry(OwnershipRecord record, const Entry* previous) {
+  RecordBytes body;
+  if (isLive(record.state)) {
+    if (previous != nullptr && previous->bodyMember && previous->record.body == record.body) {
+      body = previous->bodyMember;
+    } else {
+      body = std::make_shared<const std::string>(encodeBodyMember(record.body));
+    }
+  }
+  auto bytes = std::make_shared<const std::string>(
+      encodeRecord(record, body ? std::string_view(*body) : std::string_view()));
+  return Entry{std::move(record), std::move(bytes), std::move(body)};
 }
 
 void JournalState::insert(Entry entry) {
   const OwnershipRecord& r = entry.record;
   size_t size = entry.bytes->size();
   if (isLive(r.state)) {
-    liveOrder_.emplace(r.seq, r.id);
+    liveOrder_.emplace(r.seq, Slot{r.id, entry.bytes});
     stats_.liveRecords++;
     (r.state == OwnerState::kQueued ? stats_.queued : stats_.inflight)++;
     stats_.liveBytes += size;
   } else {
-    tombOrder_.emplace(r.terminalSeq, r.id);
+    tombOrder_.emplace(r.terminalSeq, Slot{r.id, entry.bytes});
     stats_.tombstones++;
     stats_.tombstoneBytes += size;
   }
@@ -257,6 +266,7 @@ Status JournalState::admit(const Admit& op, Txn& txn, OperationResult& out) {
   r.target = op.target;
   r.wake = op.wake;
   r.runtime = op.runtime;
+  if (op.dispatching && !op.reason.empty()) r.reason = boundedReason(op.reason, "");
   r.seq = header_.nextSeq++;
   r.token = nextToken();
   r.admittedAtMs = r.stateSinceMs = txn.nowMs;
@@ -282,14 +292,14 @@ Status JournalState::admit(const Admit& op, Txn& txn, OperationResult& out) {
     if (!liveOver && !totalOver) break;
     if (liveOver || tombOrder_.empty()) {
       SHOAL_CHECK(!liveOrder_.empty(), "capacity recovery found nothing to reclaim");
-      std::string victim = liveOrder_.begin()->second;
+      std::string victim = liveOrder_.begin()->second.id;
       const OwnershipRecord& v = records_.at(victim).record;
       ReclaimedOwner info{v.id, v.state, {}, v.target, v.wake, v.runtime};
       terminalize(txn, victim, OwnerState::kFailed, std::string(reason::kBacklogReclaimed));
       if (const OwnershipRecord* t = find(victim)) info.token = t->token;
       out.reclaimed.push_back(std::move(info));
     } else {
-      std::string oldest = tombOrder_.begin()->second;
+      std::string oldest = tombOrder_.begin()->second.id;
       saveRecord(txn, oldest);
       erase(oldest);
     }
@@ -327,7 +337,9 @@ Result<const JournalState::Entry*> JournalState::liveOwner(std::string_view id,
 
 Status JournalState::rewriteLive(Txn& txn, OwnershipRecord next) {
   saveRecord(txn, next.id);
-  Entry entry = makeEntry(std::move(next));
+  auto previous = records_.find(next.id);
+  Entry entry =
+      makeEntry(std::move(next), previous == records_.end() ? nullptr : &previous->second);
   if (entry.bytes->size() > limits_.maxLiveRecordBytes) {
     return resourceExhausted(reason::kOversized, "message " + entry.record.id + " would grow to " +
                                                      std::to_string(entry.bytes->size()) +
@@ -366,7 +378,7 @@ void JournalState::pruneTombstones(Txn& txn) {
                 stats_.tombstoneBytes > limits_.maxTombstoneBytes ||
                 totalRecords > limits_.maxTotalRecords || totalBytes > limits_.maxTotalBytes;
     if (!over || tombOrder_.empty()) return;
-    std::string oldest = tombOrder_.begin()->second;
+    std::string oldest = tombOrder_.begin()->second.id;
     saveRecord(txn, oldest);
     erase(oldest);
   }
@@ -568,16 +580,18 @@ Status JournalState::setResumeSafety(const SetResumeSafety& op, Txn& txn, Operat
 void JournalState::attach(int64_t nowMs) {
   header_.storeEpoch++;
   std::vector<std::string> dispatching;
-  for (const auto& [seq, id] : liveOrder_) {
-    if (records_.at(id).record.state == OwnerState::kDispatching) dispatching.push_back(id);
+  for (const auto& [seq, slot] : liveOrder_) {
+    if (records_.at(slot.id).record.state == OwnerState::kDispatching)
+      dispatching.push_back(slot.id);
   }
   for (const std::string& id : dispatching) {
-    OwnershipRecord r = records_.at(id).record;
+    Entry previous = records_.at(id);
+    OwnershipRecord r = previous.record;
     erase(id);
     r.state = OwnerState::kOutcomeUnknown;
     r.token = nextToken();
     r.stateSinceMs = nowMs;
-    insert(makeEntry(std::move(r)));
+    insert(makeEntry(std::move(r), &previous));
   }
 }
 
@@ -611,11 +625,11 @@ RestartView JournalState::view() const {
   RestartView v;
   v.storeEpoch = header_.storeEpoch;
   v.live.reserve(liveOrder_.size());
-  for (const auto& [seq, id] : liveOrder_)
-    v.live.push_back(records_.at(id).record);
+  for (const auto& [seq, slot] : liveOrder_)
+    v.live.push_back(records_.at(slot.id).record);
   v.tombstones.reserve(tombOrder_.size());
-  for (const auto& [seq, id] : tombOrder_)
-    v.tombstones.push_back(records_.at(id).record);
+  for (const auto& [seq, slot] : tombOrder_)
+    v.tombstones.push_back(records_.at(slot.id).record);
   v.resumeSafety = resume_;
   v.sections = sections_;
   return v;
@@ -624,8 +638,8 @@ RestartView JournalState::view() const {
 std::vector<OwnershipRecord> JournalState::live(
     const std::function<bool(const OwnershipRecord&)>& keep) const {
   std::vector<OwnershipRecord> out;
-  for (const auto& [seq, id] : liveOrder_) {
-    const OwnershipRecord& r = records_.at(id).record;
+  for (const auto& [seq, slot] : liveOrder_) {
+    const OwnershipRecord& r = records_.at(slot.id).record;
     if (!keep || keep(r)) out.push_back(r);
   }
   return out;
@@ -637,11 +651,11 @@ Snapshot JournalState::snapshot() const {
   s.resumeSafetyJson = encodeResumeSafety(resume_);
   s.sectionsJson = sectionsJson_;
   s.live.reserve(liveOrder_.size());
-  for (const auto& [seq, id] : liveOrder_)
-    s.live.push_back(records_.at(id).bytes);
+  for (const auto& [seq, slot] : liveOrder_)
+    s.live.push_back(slot.bytes);
   s.tombstones.reserve(tombOrder_.size());
-  for (const auto& [seq, id] : tombOrder_)
-    s.tombstones.push_back(records_.at(id).bytes);
+  for (const auto& [seq, slot] : tombOrder_)
+    s.tombstones.push_back(slot.bytes);
   return s;
 }
 
@@ -728,6 +742,10 @@ Status JournalState::checkInvariants() const {
       if (from == to) return internalError("journal-invariant", "receipt index misses " + r.id);
     }
     if (*e.bytes != encodeRecord(r)) return internalError("journal-invariant", "stale bytes " + id);
+    if (isLive(r.state) != static_cast<bool>(e.bodyMember) ||
+        (e.bodyMember && *e.bodyMember != encodeBodyMember(r.body))) {
+      return internalError("journal-invariant", "stale body bytes " + id);
+    }
     if (!generations.insert(r.token.generation).second) {
       return internalError("journal-invariant", "generation reused by " + id);
     }
@@ -740,7 +758,7 @@ Status JournalState::checkInvariants() const {
       (r.state == OwnerState::kQueued ? recount.queued : recount.inflight)++;
       recount.liveBytes += e.bytes->size();
       auto it = liveOrder_.find(r.seq);
-      if (it == liveOrder_.end() || it->second != id) {
+      if (it == liveOrder_.end() || it->second.id != id || it->second.bytes != e.bytes) {
         return internalError("journal-invariant", "live order misses " + id);
       }
     } else {
@@ -750,7 +768,7 @@ Status JournalState::checkInvariants() const {
         return internalError("journal-invariant", "tombstone holds live data: " + id);
       }
       auto it = tombOrder_.find(r.terminalSeq);
-      if (it == tombOrder_.end() || it->second != id) {
+      if (it == tombOrder_.end() || it->second.id != id || it->second.bytes != e.bytes) {
         return internalError("journal-invariant", "tombstone order misses " + id);
       }
     }

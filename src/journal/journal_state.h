@@ -108,7 +108,14 @@ class JournalState {
  private:
   struct Entry {
     OwnershipRecord record;
-    RecordBytes bytes;  // canonical encoding of `record`
+    RecordBytes bytes;       // canonical encoding of `record`
+    RecordBytes bodyMember;  // live: encodeBodyMember(record.body), kept across transitions
+  };
+  // A place in admission or terminal order, with the record's bytes (a snapshot reads the
+  // order alone).
+  struct Slot {
+    std::string id;
+    RecordBytes bytes;
   };
   // One undo step: the prior value of one record, section, or resume safety.
   struct Undo {
@@ -147,7 +154,8 @@ class JournalState {
   void insert(Entry entry);
   void erase(const std::string& id);
   void rollback(Txn& txn);
-  static Entry makeEntry(OwnershipRecord record);
+  // Encodes `record`; reuses `previous`'s body member when it is live with the same body.
+  static Entry makeEntry(OwnershipRecord record, const Entry* previous = nullptr);
 
   Limits limits_;
   FileHeader header_;
@@ -156,8 +164,8 @@ class JournalState {
   size_t sectionsBytes_ = 0;
   std::shared_ptr<const std::string> sectionsJson_;  // canonical "sections" object
   std::unordered_map<std::string, Entry> records_;
-  std::map<uint64_t, std::string> liveOrder_;  // seq → id
-  std::map<uint64_t, std::string> tombOrder_;  // terminalSeq → id
+  std::map<uint64_t, Slot> liveOrder_;  // seq → record
+  std::map<uint64_t, Slot> tombOrder_;  // terminalSeq → record
   // runtime.receipt → id, for every record that holds one (a lookup per correlated operation).
   std::unordered_multimap<std::string, std::string> byReceipt_;
   JournalStats stats_;

@@ -55,6 +55,30 @@ TEST_F(StateTest, AdmissionCanStartInflightDispatching) {
   EXPECT_EQ(stateOf("m1"), OwnerState::kDispatching);
 }
 
+// Such an admission carries its inflight diagnostic; a queued one has none to carry.
+TEST_F(StateTest, ADispatchingAdmissionKeepsItsReasonAndAQueuedOneDropsIt) {
+  Admit direct = admitOp("m1", "b", /*dispatching=*/true);
+  direct.reason = "handed to generation 3's stdin";
+  ok(direct);
+  EXPECT_EQ(state_.find("m1")->reason, "handed to generation 3's stdin");
+  Admit queued = admitOp("m2", "b");
+  queued.reason = "ignored";
+  ok(queued);
+  EXPECT_EQ(state_.find("m2")->reason, "");
+}
+
+// A state transition keeps the body's encoding: the record's bytes are still exactly its
+// canonical encoding (checkInvariants, run after every operation here, re-encodes it).
+TEST_F(StateTest, ATransitionReusesTheBodyEncodingAndStaysCanonical) {
+  const std::string body = "line \"one\"\n\xff not utf-8";
+  OperationResult a = ok(admitOp("m1", body));
+  OperationResult b = ok(BeginInflight{"m1", a.record->token, InflightPhase::kDispatching,
+                                       RuntimeIdentity{"", "s", "r/0"}, "handing"});
+  ok(MarkOutcomeUnknown{"m1", b.record->token, std::nullopt, "written"});
+  EXPECT_EQ(state_.find("m1")->body, body);
+  EXPECT_EQ(state_.encode(), JournalState::decode(state_.encode())->encode());
+}
+
 // The same MessageID is never owned twice: a live owner dedups a second admission unchanged.
 TEST_F(StateTest, SameIdAdmissionIsDeduplicatedAgainstLiveOwner) {
   ok(admitOp("m1", "first"));

@@ -44,6 +44,7 @@ struct Admit {
   std::string wake;
   RuntimeIdentity runtime;
   bool dispatching = false;  // true: first state is inflight(dispatching)
+  std::string reason;        // dispatching: its diagnostic (optional); ignored for queued
 };
 struct BeginInflight {
   std::string id;

@@ -138,6 +138,7 @@ std::optional<DirectLane::Claim> Seat::Impl::claimLane(const mesh::Delivery& d,
   op.dispatching = true;
   op.runtime.receipt = claim->handoffId + "/0";
   op.runtime.sessionId = claim->sessionId;
+  op.reason = claim->reason;
   return claim;
 }
 

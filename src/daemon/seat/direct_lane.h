@@ -32,14 +32,18 @@ class DirectLane {
     uint64_t generation = 0;  // the generation it is meant for
     std::string sessionId;    // that generation's session when the lane opened
     std::string handoffId;    // the handoff it goes out in (its receipt is `<handoffId>/0`)
+    std::string reason;       // the inflight diagnostic its admission records
   };
 
-  // The gate: the generation `generation` (session `sessionId`) can take a DM now.
-  void open(uint64_t generation, std::string sessionId) SHOAL_EXCLUDES(mu_) {
+  // The gate: the generation `generation` (session `sessionId`) can take a DM now; `reason`
+  // is what a claim's owner says while it is inflight.
+  void open(uint64_t generation, std::string sessionId, std::string reason = {})
+      SHOAL_EXCLUDES(mu_) {
     MutexLock lock(mu_);
     open_ = true;
     generation_ = generation;
     sessionId_ = std::move(sessionId);
+    reason_ = std::move(reason);
   }
 
   // The gate (something to do) or an admission (a queued owner is coming).
@@ -54,7 +58,7 @@ class DirectLane {
     if (!open_ || pending_) return std::nullopt;
     open_ = false;
     pending_ = id;
-    return Claim{id, generation_, sessionId_, std::move(handoffId)};
+    return Claim{id, generation_, sessionId_, std::move(handoffId), reason_};
   }
 
   // The gate took the claim, or its admission was not committed.
@@ -80,6 +84,7 @@ class DirectLane {
   bool open_ SHOAL_GUARDED_BY(mu_) = false;
   uint64_t generation_ SHOAL_GUARDED_BY(mu_) = 0;
   std::string sessionId_ SHOAL_GUARDED_BY(mu_);
+  std::string reason_ SHOAL_GUARDED_BY(mu_);
   std::optional<std::string> pending_ SHOAL_GUARDED_BY(mu_);
 };
 

@@ -571,6 +571,14 @@ bool Seat::Impl::canSteer() const {
                      [](const ActiveHandoff& h) { return h.acked; });
 }
 
+// What an owner handed to the current generation says while it is inflight(dispatching).
+std::string Seat::Impl::handingReason() const {
+  if (!driver_->traits().surfacedOnRead)
+    return "handing to generation " + std::to_string(generation_);
+  return fmt::format("handed to generation {}'s stdin; surfaced when it {}", generation_,
+                     profile_.acks ? "acknowledges it on $SHOAL_ACK_FD" : "reads it");
+}
+
 // One handoff. False when nothing more can go out now.
 bool Seat::Impl::dispatchOne() {
   const bool steering = handoff_.has_value();
@@ -632,7 +640,7 @@ bool Seat::Impl::dispatchOne() {
     runtime.sessionId = driver_->sessionId();
     begin.add(journal::BeginInflight{prepared->owners[i].id, prepared->owners[i].token,
                                      journal::InflightPhase::kDispatching, runtime,
-                                     "handing to generation " + std::to_string(generation_)});
+                                     handingReason()});
   }
   auto begun = journal_->commit(std::move(begin));
   // A record the full local inbox ended since the view was read (admission runs off the gate)
@@ -752,15 +760,18 @@ bool Seat::Impl::writeHandoff(PreparedHandoff p, std::vector<journal::OwnershipR
                    handoff.handoffId);
     return true;
   }
+  if (driver_->traits().surfacedOnRead) {
+    // Raw stdin has no read-back: the inflight(dispatching) made durable before the write is
+    // all a restart may act on (it reopens as outcome_unknown and fails, never replayed), so no
+    // second chain records the write; the read, the acknowledgement or the exit settles it.
+    unread_.push_back(ActiveHandoff{handoff.handoffId, std::move(owners), false, p.itemEnds});
+    return true;  // no turn: the next block may follow at once
+  }
   journal::Transaction unknown;
   for (const auto& o : owners) {
     unknown.add(journal::MarkOutcomeUnknown{
         o.id, o.token, std::nullopt,
-        driver_->traits().surfacedOnRead
-            ? fmt::format("written to the runtime's stdin at {}; awaiting its {}",
-                          formatTimestamp(static_cast<double>(wallMs())),
-                          profile_.acks ? "acknowledgement on $SHOAL_ACK_FD" : "read")
-            : "written; awaiting the runtime's acknowledgement of " + handoff.handoffId});
+        "written; awaiting the runtime's acknowledgement of " + handoff.handoffId});
   }
   auto marked = journal_->commit(std::move(unknown));
   if (marked.isOk()) {
@@ -770,10 +781,6 @@ bool Seat::Impl::writeHandoff(PreparedHandoff p, std::vector<journal::OwnershipR
   } else {
     log::warn("seat {}: recording a handoff as written: {}", profile_.principal.dotForm(),
               marked.status().toString());
-  }
-  if (driver_->traits().surfacedOnRead) {
-    unread_.push_back(ActiveHandoff{handoff.handoffId, std::move(owners), false, p.itemEnds});
-    return true;  // no turn: the next block may follow at once
   }
   if (steering) {
     steers_.push_back(ActiveHandoff{handoff.handoffId, std::move(owners), false, {}});
@@ -835,7 +842,7 @@ bool Seat::Impl::idleForDirect() const {
 // waits in the queue (a queued owner goes first).
 void Seat::Impl::refreshLane() {
   if (idleForDirect() && !lane_.busy() && journal_->stats().queued == 0) {
-    lane_.open(generation_, driver_->sessionId());
+    lane_.open(generation_, driver_->sessionId(), handingReason());
   } else {
     lane_.close();
   }

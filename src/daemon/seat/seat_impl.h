@@ -124,6 +124,7 @@ class Seat::Impl {
   Status launch(const std::string& why);
   void dispatch();
   bool dispatchOne();
+  std::string handingReason() const;
   std::optional<PreparedHandoff> prepareHandoff(std::vector<journal::OwnershipRecord> chosen,
                                                 std::string handoffId);
   bool writeHandoff(PreparedHandoff p, std::vector<journal::OwnershipRecord> begun, bool steering);
