@@ -13,7 +13,7 @@
 //   the same DM-shaped pair of transactions (admit a 600-byte body, then markSurfaced) on a
 //   journal whose file system makes sync and syncDir no-ops, on an empty journal and on one
 //   holding 512 tombstones (the cap) of the seat's shape, beside the in-memory part alone
-//   (apply + assembling the file bytes + checksum).
+//   (apply + the snapshot and the file's image with its checksum).
 // The output format is documented in docs/journal-format.md ("Benchmark").
 #include <algorithm>
 #include <atomic>
@@ -161,7 +161,8 @@ Transaction seatTombstones(int count) {
 
 struct CommitCost {
   double commitUs;  // per transaction, file system without fsync
-  double memoryUs;  // per transaction, JournalState::apply + encode() only
+  double memoryUs;  // per transaction, JournalState::apply + the file's image (what a commit
+                    // hands to its vectored write) only
   size_t fileBytes;
 };
 
@@ -213,9 +214,9 @@ CommitCost measureCommitCost(const std::string& workdir, int tombstones, double 
     Transaction surfaced;
     surfaced.add(MarkSurfaced{id, std::nullopt, "ack"});
     if (!memory.apply(admit, 0).isOk()) std::exit(1);
-    bytes = memory.encode().size();
+    bytes = memory.snapshot().image().size();
     if (!memory.apply(surfaced, 0).isOk()) std::exit(1);
-    bytes = memory.encode().size();
+    bytes = memory.snapshot().image().size();
   }
   double memoryUs = (nowMs() - start) * 1000.0 / static_cast<double>(2 * m);
   return {commitUs, memoryUs, bytes};

@@ -1,15 +1,30 @@
 #include "base/file_system.h"
 
+#include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstring>
 #include <thread>
 
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 namespace shoal {
+
+Status WritableFile::appendAll(const std::vector<std::string_view>& parts) {
+  size_t total = 0;
+  for (auto p : parts)
+    total += p.size();
+  std::string joined;
+  joined.reserve(total);
+  for (auto p : parts)
+    joined += p;
+  return append(joined);
+}
+
 namespace {
 
 class PosixWritableFile final : public WritableFile {
@@ -29,6 +44,36 @@ class PosixWritableFile final : public WritableFile {
         return statusFromErrno(errno, "write", path_);
       }
       data.remove_prefix(static_cast<size_t>(n));
+    }
+    return Status::ok();
+  }
+
+  Status appendAll(const std::vector<std::string_view>& parts) override {
+    std::vector<iovec> iov;
+    iov.reserve(std::min<size_t>(parts.size(), IOV_MAX));
+    size_t next = 0;  // the first part not yet in `iov`
+    while (next < parts.size() || !iov.empty()) {
+      while (next < parts.size() && iov.size() < IOV_MAX) {
+        if (!parts[next].empty())
+          iov.push_back(iovec{const_cast<char*>(parts[next].data()), parts[next].size()});
+        ++next;
+      }
+      if (iov.empty()) break;
+      ssize_t n = ::writev(fd_, iov.data(), static_cast<int>(iov.size()));
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return statusFromErrno(errno, "write", path_);
+      }
+      // Drop what was written; a short write leaves the rest of its part at the front.
+      size_t done = static_cast<size_t>(n);
+      size_t whole = 0;
+      while (whole < iov.size() && done >= iov[whole].iov_len)
+        done -= iov[whole++].iov_len;
+      iov.erase(iov.begin(), iov.begin() + static_cast<std::ptrdiff_t>(whole));
+      if (!iov.empty() && done > 0) {
+        iov.front().iov_base = static_cast<char*>(iov.front().iov_base) + done;
+        iov.front().iov_len -= done;
+      }
     }
     return Status::ok();
   }

@@ -32,6 +32,9 @@ class WritableFile {
  public:
   virtual ~WritableFile() = default;
   virtual Status append(std::string_view data) = 0;
+  // Appends `parts` in order, as append() of their concatenation would. The default joins them
+  // and calls append() once; the real file hands them to writev(2) without joining them.
+  virtual Status appendAll(const std::vector<std::string_view>& parts);
   // Makes the appended bytes durable (fsync/fdatasync).
   virtual Status sync() = 0;
   virtual Status close() = 0;

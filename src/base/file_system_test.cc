@@ -34,6 +34,40 @@ TEST_F(FileSystemTest, AtomicWriteReplacesWholeFile) {
   EXPECT_FALSE(fs_.exists(path + ".tmp"));
 }
 
+// A vectored append writes its parts in order, whatever their number (more than one writev
+// takes) and however many are empty; the default for other file systems writes the same bytes.
+TEST_F(FileSystemTest, AppendAllWritesEveryPartInOrder) {
+  std::vector<std::string> owned;
+  for (int i = 0; i < 2500; ++i)
+    owned.push_back(i % 7 == 0 ? std::string() : std::to_string(i) + ",");
+  std::vector<std::string_view> parts(owned.begin(), owned.end());
+  std::string expected;
+  for (auto p : parts)
+    expected += p;
+  const std::string path = dir_ + "/parts";
+  auto file = fs_.openForWrite(path, CreateMode::kTruncate);
+  ASSERT_TRUE(file.isOk());
+  ASSERT_TRUE((*file)->appendAll(parts).isOk());
+  ASSERT_TRUE((*file)->close().isOk());
+  EXPECT_EQ(*fs_.readFile(path), expected);
+
+  class Recording final : public WritableFile {
+   public:
+    Status append(std::string_view data) override {
+      got += data;
+      ++calls;
+      return Status::ok();
+    }
+    Status sync() override { return Status::ok(); }
+    Status close() override { return Status::ok(); }
+    std::string got;
+    int calls = 0;
+  } recording;
+  ASSERT_TRUE(recording.appendAll(parts).isOk());
+  EXPECT_EQ(recording.got, expected);
+  EXPECT_EQ(recording.calls, 1);
+}
+
 // Files are created owner-only (0600).
 TEST_F(FileSystemTest, FilesAreOwnerOnly) {
   std::string path = dir_ + "/secret";

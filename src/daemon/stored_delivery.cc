@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "wire/inbound.h"
 #include "wire/message_limits.h"
 
 namespace shoal::daemon {
@@ -30,10 +31,15 @@ std::string ownershipId(const mesh::Delivery& d) {
 }
 
 std::string encodeStoredDelivery(const mesh::Delivery& d) {
-  auto encoded = wire::encodeMessage(d.message);
   std::string flags;
   flags += d.historical ? 'h' : '-';
   flags += d.numDelivered > 1 ? 'r' : '-';
+  if (!d.payload.empty()) {
+    flags += 'p';
+    return fmt::format("{}\n{}\n{}\n{}", wire::deliveryKindName(d.kind), d.subject, flags,
+                       d.payload);
+  }
+  auto encoded = wire::encodeMessage(d.message);
   return fmt::format("{}\n{}\n{}\n{}", wire::deliveryKindName(d.kind), d.subject, flags,
                      encoded.isOk() ? *encoded : std::string("{}"));
 }
@@ -58,7 +64,15 @@ Result<StoredDelivery> decodeStoredDelivery(const std::string& body) {
   std::string flags = body.substr(b + 1, c - b - 1);
   out.historical = flags.size() > 0 && flags[0] == 'h';
   out.redelivered = flags.size() > 1 && flags[1] == 'r';
-  SHOAL_ASSIGN_OR_RETURN(out.message, wire::decodeMessage(std::string_view(body).substr(c + 1)));
+  const std::string_view rest = std::string_view(body).substr(c + 1);
+  if (flags.size() > 2 && flags[2] == 'p') {
+    SHOAL_ASSIGN_OR_RETURN(wire::InboundDelivery read, wire::readDelivery(out.subject, rest));
+    if (read.kind != out.kind)
+      return dataLoss("bad-journal-body", "a stored delivery's payload is not a " + kind);
+    out.message = std::move(read.message);
+    return out;
+  }
+  SHOAL_ASSIGN_OR_RETURN(out.message, wire::decodeMessage(rest));
   return out;
 }
 

@@ -1,12 +1,17 @@
 // StoredDelivery: how one admitted delivery is kept in the seat's ownership journal — the exact
 // bytes a restart re-renders from — and the journal id it is owned under.
 //
-// Body format (the journal's `body`): three header lines then the message as compact wire JSON
-// (which holds no raw newline):
+// Body format (the journal's `body`): three header lines, then the message:
 //   <kind>            dm | channel | anycast
 //   <subject>         the subject it arrived on
-//   <flags>           two characters: 'h' historical or '-', 'r' redelivered or '-'
-//   <message JSON>
+//   <flags>           'h' historical or '-', 'r' redelivered or '-', then 'p' when the rest is
+//                     the payload exactly as the broker held it
+//   <payload>         with 'p': those bytes, read again at dispatch by the same parser that
+//                     admitted them (wire::readDelivery); without (a history copy, whose bytes
+//                     are not kept, and every body an older Shoal wrote): the admitted message
+//                     re-encoded as compact wire JSON, read by wire::decodeMessage
+// Keeping the payload spares an encode per admission, and a body is the broker's bytes, not a
+// rendering of them.
 //
 // Thread safety: pure functions.
 #pragma once
@@ -33,8 +38,8 @@ struct StoredDelivery {
 std::string ownershipId(const mesh::Delivery& delivery);
 
 std::string encodeStoredDelivery(const mesh::Delivery& delivery);
-// kDataLoss `bad-journal-body` when the header lines are damaged; the wire decoder's reasons
-// when the message is.
+// kDataLoss `bad-journal-body` when the header lines are damaged (or a kept payload is not of
+// the kind the body names); the wire parser's reasons when the message is.
 Result<StoredDelivery> decodeStoredDelivery(const std::string& body);
 
 }  // namespace shoal::daemon

@@ -40,6 +40,43 @@ TEST(StoredDelivery, RoundTripsKindSubjectFlagsAndMessage) {
   EXPECT_EQ(ownershipId(d), "m-1");
 }
 
+// A delivery that carries the broker's bytes is kept as those bytes, exactly, and read again at
+// dispatch by the parser that admitted it.
+TEST(StoredDelivery, KeepsThePayloadAsTheBrokerHeldItAndReadsItAgain) {
+  mesh::Delivery d = sample();
+  d.subject = "cotal.main.chat.local.bob.ops";  // a real multicast subject: owner, actor, channel
+  auto encoded = wire::encodeMessage(d.message);
+  ASSERT_TRUE(encoded.isOk());
+  d.payload = "{ " + encoded->substr(1);  // not how Shoal would encode it: kept as it came
+  std::string body = encodeStoredDelivery(d);
+  EXPECT_EQ(body, "channel\ncotal.main.chat.local.bob.ops\nhrp\n" + d.payload);
+  auto back = decodeStoredDelivery(body);
+  ASSERT_TRUE(back.isOk()) << back.status().toString();
+  EXPECT_EQ(back->message, d.message);
+  EXPECT_TRUE(back->historical);
+  EXPECT_TRUE(back->redelivered);
+  // The payload is checked against the subject as at admission: a kind or sender it does not
+  // match is refused, not guessed at.
+  auto wrongKind = decodeStoredDelivery("dm\ncotal.main.chat.local.bob.ops\n--p\n" + d.payload);
+  ASSERT_FALSE(wrongKind.isOk());
+  EXPECT_EQ(wrongKind.status().reason(), "bad-journal-body");
+  EXPECT_FALSE(
+      decodeStoredDelivery("channel\ncotal.main.chat.local.eve.ops\n--p\n" + d.payload).isOk());
+}
+
+// A body without the payload flag — a history copy's, and every body an older Shoal wrote — is
+// the re-encoded message, read as before.
+TEST(StoredDelivery, ABodyWithoutThePayloadFlagIsReadAsTheEncodedMessage) {
+  mesh::Delivery d = sample();
+  std::string body = encodeStoredDelivery(d);  // no payload: a history copy
+  auto encoded = wire::encodeMessage(d.message);
+  ASSERT_TRUE(encoded.isOk());
+  EXPECT_EQ(body, "channel\ncotal.main.chat.ops.local.bob\nhr\n" + *encoded);
+  auto back = decodeStoredDelivery(body);
+  ASSERT_TRUE(back.isOk()) << back.status().toString();
+  EXPECT_EQ(back->message, d.message);
+}
+
 TEST(StoredDelivery, EmptyIdIsOwnedUnderItsStreamPosition) {
   mesh::Delivery d = sample();
   d.message.id.clear();

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <exception>
 #include <limits>
+#include <optional>
 
 #include <boost/json.hpp>
 
@@ -113,6 +114,12 @@ void appendInt(std::string& out, int64_t v) {
   char buf[24];
   auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
   out.append(buf, end);
+}
+
+void appendHex8(std::string& out, uint32_t v) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (int i = 0; i < 8; ++i)
+    out += kHex[(v >> (28 - 4 * i)) & 0xf];
 }
 
 void field(std::string& out, std::string_view key) {
@@ -398,7 +405,8 @@ Result<uint32_t> sniffVersion(std::string_view bytes) {
   return static_cast<uint32_t>(v);
 }
 
-Result<DecodedFile> decodeV1(std::string_view bytes) {
+// The checksum the trailer holds, or why the trailer is not there.
+Result<uint32_t> storedChecksum(std::string_view bytes) {
   if (bytes.size() < kTrailerSize || bytes.substr(bytes.size() - kCrcClose.size()) != kCrcClose ||
       bytes.substr(bytes.size() - kTrailerSize, kCrcOpen.size()) != kCrcOpen) {
     return corrupt("the checksum trailer is missing (truncated file?)");
@@ -410,9 +418,97 @@ Result<DecodedFile> decodeV1(std::string_view bytes) {
   for (char c : hex) {
     if (c >= 'A' && c <= 'F') return corrupt("checksum is not lower-case hex");
   }
+  return stored;
+}
+
+// Version 2's checksum input, read back from the bytes before the trailer: the sections object
+// and each record (one per line) replaced by the hex of its CRC-32C. Anything not laid out the
+// way encodeFile() lays it out is corrupt.
+Result<std::string> digestOf(std::string_view body) {
+  auto notLaidOut = [](std::string_view what) {
+    return corrupt("not laid out as schemaVersion 2 (" + std::string(what) + ")");
+  };
+  std::string digest;
+  digest.reserve(512);
+  size_t at = 0;
+  auto nextLine = [&]() -> std::optional<std::string_view> {
+    if (at > body.size()) return std::nullopt;
+    size_t nl = body.find('\n', at);
+    std::string_view line = body.substr(at, nl == std::string_view::npos ? body.npos : nl - at);
+    at = nl == std::string_view::npos ? body.size() + 1 : nl + 1;
+    return line;
+  };
+  auto emit = [&](std::string_view text, bool last) {
+    digest += text;
+    if (!last) digest += '\n';
+  };
+  // Replaces the piece between `line`'s first `prefix.size()` bytes and its last `suffix`.
+  auto emitPiece = [&](std::string_view line, size_t prefix, size_t suffix, bool last) {
+    digest += line.substr(0, prefix);
+    appendHex8(digest, crc32c(line.substr(prefix, line.size() - prefix - suffix)));
+    emit(line.substr(line.size() - suffix), last);
+  };
+  auto head = nextLine();
+  auto resume = nextLine();
+  auto sections = nextLine();
+  constexpr std::string_view kSections = "\"sections\":";
+  if (!head || !resume || !sections) return notLaidOut("header lines");
+  if (sections->substr(0, kSections.size()) != kSections ||
+      sections->size() < kSections.size() + 3 || sections->back() != ',') {
+    return notLaidOut("sections line");
+  }
+  emit(*head, false);
+  emit(*resume, false);
+  emitPiece(*sections, kSections.size(), 1, false);
+  for (std::string_view key :
+       {std::string_view("\"live\":["), std::string_view("\"tombstones\":[")}) {
+    const bool tombs = key[1] == 't';
+    const std::string_view close = tombs ? "]" : "],";
+    auto open = nextLine();
+    if (!open || open->substr(0, key.size()) != key) return notLaidOut("list opening");
+    std::string_view rest = open->substr(key.size());
+    if (rest == close) {  // an empty list
+      emit(*open, tombs);
+      continue;
+    }
+    if (!rest.empty()) return notLaidOut("list opening");
+    emit(*open, false);
+    for (;;) {
+      auto line = nextLine();
+      if (!line || line->size() < 3 || line->front() != '{') return notLaidOut("record line");
+      if (line->size() > close.size() + 1 &&
+          line->substr(line->size() - close.size() - 1) == "}" + std::string(close)) {
+        emitPiece(*line, 0, close.size(), tombs);
+        break;
+      }
+      if (line->substr(line->size() - 2) != "},") return notLaidOut("record line");
+      emitPiece(*line, 0, 1, false);
+    }
+  }
+  if (at <= body.size()) return notLaidOut("text after the tombstones");
+  return digest;
+}
+
+Result<DecodedFile> decodeDocument(std::string_view bytes, uint32_t version);
+
+Result<DecodedFile> decodeV1(std::string_view bytes) {
+  SHOAL_ASSIGN_OR_RETURN(uint32_t stored, storedChecksum(bytes));
   if (stored != crc32c(bytes.substr(0, bytes.size() - kTrailerSize))) {
     return corrupt("checksum mismatch");
   }
+  return decodeDocument(bytes, 1);
+}
+
+Result<DecodedFile> decodeV2(std::string_view bytes) {
+  SHOAL_ASSIGN_OR_RETURN(uint32_t stored, storedChecksum(bytes));
+  SHOAL_ASSIGN_OR_RETURN(std::string digest,
+                         digestOf(bytes.substr(0, bytes.size() - kTrailerSize)));
+  if (stored != crc32c(digest)) return corrupt("checksum mismatch");
+  return decodeDocument(bytes, 2);
+}
+
+// The fields of a file whose checksum held (versions 1 and 2 share them).
+Result<DecodedFile> decodeDocument(std::string_view bytes, uint32_t version) {
   json::error_code jec;
   json::parse_options opts;
   opts.max_depth = 64;
@@ -422,7 +518,7 @@ Result<DecodedFile> decodeV1(std::string_view bytes) {
   if (root == nullptr) return corrupt("the document is not an object");
 
   DecodedFile out;
-  out.sourceVersion = 1;
+  out.sourceVersion = version;
   bool hasFormat = false, hasEpoch = false, hasGen = false, hasSeq = false, hasResume = false,
        hasSections = false, hasLive = false, hasTombs = false;
   for (const auto& kv : *root) {
@@ -625,52 +721,93 @@ std::string encodeSections(const SectionMap& sections) {
   return out;
 }
 
-std::string encodeFile(const FileHeader& h, std::string_view resumeSafetyJson,
-                       std::string_view sectionsJson, const std::vector<RecordBytes>& live,
-                       const std::vector<RecordBytes>& tombstones) {
-  size_t total = 256 + resumeSafetyJson.size() + sectionsJson.size();
-  for (const auto& r : live)
-    total += r->size() + 2;
-  for (const auto& r : tombstones)
-    total += r->size() + 2;
-  std::string out;
-  out.reserve(total);
-  out += kVersionPrefix;
-  appendUint(out, kSchemaVersion);
-  out += ",\"format\":";
-  appendEscaped(out, kFormatName);
-  out += ",\"storeEpoch\":";
-  appendUint(out, h.storeEpoch);
-  out += ",\"nextGeneration\":";
-  appendUint(out, h.nextGeneration);
-  out += ",\"nextSeq\":";
-  appendUint(out, h.nextSeq);
-  out += ",\n\"resumeSafety\":";
-  out += resumeSafetyJson;
-  out += ",\n\"sections\":";
-  out += sectionsJson;
-  auto list = [&out](std::string_view key, const std::vector<RecordBytes>& records) {
-    out += ",\n\"";
-    out += key;
-    out += "\":[";
-    for (size_t i = 0; i < records.size(); ++i) {
-      out += i == 0 ? "\n" : ",\n";
-      out += *records[i];
-    }
-    out += ']';
-  };
-  list("live", live);
-  list("tombstones", tombstones);
-  char hex[9];
-  uint32_t crc = crc32c(out);
-  static constexpr char kHex[] = "0123456789abcdef";
-  for (int i = 0; i < 8; ++i)
-    hex[i] = kHex[(crc >> (28 - 4 * i)) & 0xf];
-  hex[8] = '\0';
-  out += kCrcOpen;
-  out += hex;
-  out += kCrcClose;
+Piece makePiece(std::string bytes) {
+  uint32_t crc = crc32c(bytes);
+  return Piece{std::make_shared<const std::string>(std::move(bytes)), crc};
+}
+
+std::vector<std::string_view> FileImage::parts() const {
+  std::vector<std::string_view> out;
+  out.reserve(middle.size() + 2);
+  out.push_back(head);
+  out.insert(out.end(), middle.begin(), middle.end());
+  out.push_back(trailer);
   return out;
+}
+
+size_t FileImage::size() const {
+  size_t n = head.size() + trailer.size();
+  for (auto p : middle)
+    n += p.size();
+  return n;
+}
+
+std::string FileImage::flatten() const {
+  std::string out;
+  out.reserve(size());
+  for (auto p : parts())
+    out += p;
+  return out;
+}
+
+FileImage encodeImage(const FileHeader& h, std::string_view resumeSafetyJson, const Piece& sections,
+                      const std::vector<Piece>& live, const std::vector<Piece>& tombstones) {
+  // The file, and beside it the text its checksum covers: the same with each piece's bytes
+  // replaced by the hex of its CRC-32C (docs/journal-format.md §3).
+  FileImage image;
+  image.middle.reserve(2 * (live.size() + tombstones.size()) + 8);
+  std::string digest;
+  digest.reserve(256 + resumeSafetyJson.size() + 10 * (live.size() + tombstones.size() + 1));
+  std::string& head = image.head;
+  head = kVersionPrefix;
+  appendUint(head, kSchemaVersion);
+  head += ",\"format\":";
+  appendEscaped(head, kFormatName);
+  head += ",\"storeEpoch\":";
+  appendUint(head, h.storeEpoch);
+  head += ",\"nextGeneration\":";
+  appendUint(head, h.nextGeneration);
+  head += ",\"nextSeq\":";
+  appendUint(head, h.nextSeq);
+  head += ",\n\"resumeSafety\":";
+  head += resumeSafetyJson;
+  head += ",\n\"sections\":";
+  digest += head;
+  auto text = [&](std::string_view fixed) {  // string literals only: the image points at them
+    image.middle.push_back(fixed);
+    digest += fixed;
+  };
+  auto piece = [&](const Piece& p) {
+    image.middle.push_back(*p.bytes);
+    appendHex8(digest, p.crc);
+  };
+  piece(sections);
+  auto list = [&](std::string_view open, const std::vector<Piece>& records) {
+    text(open);
+    for (size_t i = 0; i < records.size(); ++i) {
+      text(i == 0 ? "\n" : ",\n");
+      piece(records[i]);
+    }
+    text("]");
+  };
+  list(",\n\"live\":[", live);
+  list(",\n\"tombstones\":[", tombstones);
+  image.trailer = kCrcOpen;
+  appendHex8(image.trailer, crc32c(digest));
+  image.trailer += kCrcClose;
+  return image;
+}
+
+std::string encodeFile(const FileHeader& h, std::string_view resumeSafetyJson,
+                       const Piece& sections, const std::vector<Piece>& live,
+                       const std::vector<Piece>& tombstones) {
+  return encodeImage(h, resumeSafetyJson, sections, live, tombstones).flatten();
+}
+
+Result<uint32_t> checksumFor(std::string_view body, uint32_t version) {
+  if (version == 1) return crc32c(body);
+  SHOAL_ASSIGN_OR_RETURN(std::string digest, digestOf(body));
+  return crc32c(digest);
 }
 
 Result<std::string> canonicalJson(std::string_view text, size_t maxDepth) {
@@ -693,8 +830,8 @@ Result<std::string> canonicalJson(std::string_view text, size_t maxDepth) {
 Result<DecodedFile> decodeFile(std::string_view bytes) {
   try {
     SHOAL_ASSIGN_OR_RETURN(uint32_t version, sniffVersion(bytes));
-    if (version == 1) return decodeV1(bytes);
-    // Retired versions would be read and migrated here, oldest first.
+    if (version == 1) return decodeV1(bytes);  // retired: read, migrated at the next commit
+    if (version == 2) return decodeV2(bytes);
     return unknownVersion("schemaVersion " + std::to_string(version));
   } catch (const std::exception& e) {
     return corrupt(std::string("decoder failure: ") + e.what());

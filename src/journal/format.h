@@ -25,8 +25,11 @@ namespace shoal::journal {
 
 // The version this build writes. Bump it (and keep a reader for the old one) on ANY change to
 // the bytes this codec produces; the golden-bytes test fails otherwise.
-inline constexpr uint32_t kSchemaVersion = 1;
-// Versions this build can still read and migrate in memory (none yet).
+//   1  the checksum is the CRC-32C of every byte before the trailer;
+//   2  the same layout; the checksum covers each record's (and the sections object's) CRC-32C
+//      in place of its bytes, so a commit checksums ~10 bytes per record, not the whole file.
+inline constexpr uint32_t kSchemaVersion = 2;
+// Versions this build can still read (and migrates in memory: the next commit writes 2).
 inline constexpr uint32_t kOldestReadableVersion = 1;
 inline constexpr std::string_view kFormatName = "shoal.daemon-state";
 
@@ -51,11 +54,36 @@ std::string encodeSections(const SectionMap& sections);
 
 using RecordBytes = std::shared_ptr<const std::string>;
 
+// One encoded part of the file — a record, or the sections object — with its CRC-32C, which is
+// what the version-2 checksum covers. Immutable once made; shared between states.
+struct Piece {
+  RecordBytes bytes;
+  uint32_t crc = 0;
+};
+Piece makePiece(std::string bytes);
+
+// A whole file as the ranges it is made of, in order: its own head and trailer texts, and in
+// between fixed separators and the pieces' bytes — not copied: the pieces passed to
+// encodeImage() must outlive it. A commit hands parts() to one vectored write.
+struct FileImage {
+  std::string head;  // up to and including `"sections":`
+  std::vector<std::string_view> middle;
+  std::string trailer;  // `,\n"crc32c":"…"}\n`
+
+  std::vector<std::string_view> parts() const;
+  size_t size() const;
+  std::string flatten() const;
+};
+
 // The whole file from already-encoded pieces (so the journal can assemble it outside its lock).
 // `live` oldest admission first; `tombstones` oldest terminal first.
+FileImage encodeImage(const FileHeader& header, std::string_view resumeSafetyJson,
+                      const Piece& sections, const std::vector<Piece>& live,
+                      const std::vector<Piece>& tombstones);
+// encodeImage(…).flatten().
 std::string encodeFile(const FileHeader& header, std::string_view resumeSafetyJson,
-                       std::string_view sectionsJson, const std::vector<RecordBytes>& live,
-                       const std::vector<RecordBytes>& tombstones);
+                       const Piece& sections, const std::vector<Piece>& live,
+                       const std::vector<Piece>& tombstones);
 
 // Canonicalizes one JSON value (parse + serialize). kInvalidArgument if it is not JSON or nests
 // deeper than `maxDepth`.
@@ -73,6 +101,12 @@ struct DecodedFile {
 // Parses and checks one file's bytes: framing, checksum, version, field types and values.
 // Cross-record invariants (unique ids, caps, counters) are checked by JournalState.
 Result<DecodedFile> decodeFile(std::string_view bytes);
+
+// The checksum a file of schemaVersion `version` (1 or 2) carries in its trailer when its
+// bytes before the trailer are `body`: version 1 checksums them, version 2 the text with every
+// piece replaced by its CRC (kDataLoss when `body` is not laid out as version 2 writes it).
+// Tests and fuzzers use it to re-frame a file they edited.
+Result<uint32_t> checksumFor(std::string_view body, uint32_t version);
 
 // CRC-32C (Castagnoli), as used by the file trailer.
 uint32_t crc32c(std::string_view data);

@@ -56,18 +56,26 @@ JournalState goldenState() {
   return s;
 }
 
-std::string readGolden() {
-  std::ifstream in(std::string(SHOAL_JOURNAL_TESTDATA) + "/golden_v1.json", std::ios::binary);
+std::string goldenPath(uint32_t version) {
+  return std::string(SHOAL_JOURNAL_TESTDATA) + "/golden_v" + std::to_string(version) + ".json";
+}
+
+// golden_v2.json: what this build writes; golden_v1.json: the same state as version 1 wrote it.
+std::string readGolden(uint32_t version = kSchemaVersion) {
+  std::ifstream in(goldenPath(version), std::ios::binary);
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
 }
 
-// Replaces the checksum trailer so a deliberately edited file passes the checksum.
-std::string reframe(std::string bytes) {
+// Replaces the checksum trailer so a deliberately edited file passes the checksum of the
+// version it says it is.
+std::string reframe(std::string bytes, uint32_t version = kSchemaVersion) {
   bytes.resize(bytes.size() - kTrailer);
+  auto sum = checksumFor(bytes, version);
+  EXPECT_TRUE(sum.isOk()) << sum.status().toString();
   char hex[9];
-  std::snprintf(hex, sizeof hex, "%08x", crc32c(bytes));
+  std::snprintf(hex, sizeof hex, "%08x", sum.isOk() ? *sum : 0u);
   return bytes + ",\n\"crc32c\":\"" + hex + "\"}\n";
 }
 
@@ -79,16 +87,51 @@ std::string replaceOnce(std::string s, const std::string& from, const std::strin
 }
 
 // The encoder produces exactly the committed golden bytes of schemaVersion 1. If this fails,
-// the format changed: bump kSchemaVersion, keep a reader for version 1, and regenerate the
-// golden file with SHOAL_UPDATE_GOLDEN=1 (docs/journal-format.md, "Changing the format").
-TEST(FormatTest, GoldenBytesV1) {
+// the format changed: bump kSchemaVersion, keep a reader for version 2, and write the new
+// version's golden file with SHOAL_UPDATE_GOLDEN=1 (docs/journal-format.md, "Changing the
+// format"). golden_v1.json is never regenerated: it is what version 1 wrote.
+TEST(FormatTest, GoldenBytesV2) {
   std::string bytes = goldenState().encode();
   if (std::getenv("SHOAL_UPDATE_GOLDEN") != nullptr) {
-    std::ofstream(std::string(SHOAL_JOURNAL_TESTDATA) + "/golden_v1.json", std::ios::binary)
-        << bytes;
+    std::ofstream(goldenPath(kSchemaVersion), std::ios::binary) << bytes;
   }
-  EXPECT_EQ(kSchemaVersion, 1u) << "a new version needs its own golden file";
+  EXPECT_EQ(kSchemaVersion, 2u) << "a new version needs its own golden file";
   EXPECT_EQ(bytes, readGolden());
+}
+
+// A version-1 file is read by version 1's rule (the checksum over every byte) into the very
+// state it holds, and written back as version 2: nothing lost, nothing reinterpreted.
+TEST(FormatTest, AVersion1FileIsReadByItsRuleAndWrittenAsVersion2) {
+  std::string v1 = readGolden(1);
+  ASSERT_EQ(v1.rfind("{\"schemaVersion\":1,", 0), 0u);
+  auto decoded = decodeFile(v1);
+  ASSERT_TRUE(decoded.isOk()) << decoded.status().toString();
+  EXPECT_EQ(decoded->sourceVersion, 1u);
+  auto s = JournalState::decode(v1);
+  ASSERT_TRUE(s.isOk()) << s.status().toString();
+  EXPECT_EQ(s->encode(), goldenState().encode());
+  EXPECT_EQ(s->encode(), readGolden(2));
+  // Version 1's checksum still guards a version-1 file: a version-2 checksum does not pass.
+  EXPECT_FALSE(decodeFile(reframe(v1, 2)).isOk());
+  EXPECT_TRUE(decodeFile(reframe(v1, 1)).isOk());
+}
+
+// Version 2's checksum covers each piece through its CRC: an edit inside a record, inside the
+// sections object or in the framing between them is caught; moving a record from one list to
+// the other is caught too.
+TEST(FormatTest, TheVersion2ChecksumCoversEveryPiece) {
+  std::string golden = readGolden(2);
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"\"reason\":\"correlated_ack\"", "\"reason\":\"correlated_acK\""},
+           {"\"owner\":\"local\"", "\"owner\":\"locaL\""},
+           {"\"nextSeq\":", "\"nextSeq\": "},
+           {"],\n\"tombstones\":[\n", ",\n\"tombstones\":[\n"},
+       }) {
+    std::string bad = replaceOnce(golden, from, to);
+    auto r = decodeFile(bad);
+    ASSERT_FALSE(r.isOk()) << to;
+    EXPECT_EQ(r.status().code(), StatusCode::kDataLoss) << to << r.status().toString();
+  }
 }
 
 // The golden file decodes, and re-encodes to the very same bytes.
@@ -122,9 +165,9 @@ TEST(FormatTest, ArbitraryBodyBytesRoundTripExactly) {
 // A newer (unknown) schemaVersion is refused as kFailedPrecondition, not read as corrupt.
 TEST(FormatTest, UnknownVersionIsRefusedAsFailedPrecondition) {
   std::string golden = readGolden();
-  for (const char* v : {"2", "0", "4294967296", "99999999999999999999"}) {
+  for (const char* v : {"3", "0", "4294967296", "99999999999999999999"}) {
     std::string bytes =
-        replaceOnce(golden, "{\"schemaVersion\":1,", std::string("{\"schemaVersion\":") + v + ",");
+        replaceOnce(golden, "{\"schemaVersion\":2,", std::string("{\"schemaVersion\":") + v + ",");
     auto r = decodeFile(bytes);
     ASSERT_FALSE(r.isOk()) << v;
     EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition) << v << r.status().toString();
@@ -143,44 +186,54 @@ TEST(FormatTest, UnversionedFileIsRefused) {
 // A known version carrying an unknown state, phase, outcome or field is unknown ownership
 // semantics: refused as kFailedPrecondition, never reinterpreted.
 TEST(FormatTest, UnknownOwnershipSemanticsAreRefused) {
-  std::string golden = readGolden();
   const std::pair<std::string, std::string> edits[] = {
       {"\"state\":\"queued\"", "\"state\":\"paused\""},
       {"\"phase\":\"outcome_unknown\"", "\"phase\":\"half_sent\""},
       {"\"outcome\":\"failed\"", "\"outcome\":\"expired\""},
       {"\"seq\":", "\"lease\":7,\"seq\":"},
-      {"\"sections\":", "\"extra\":{},\"sections\":"},
+      {"\"storeEpoch\":", "\"extra\":{},\"storeEpoch\":"},
       {"\"version\":7}", "\"version\":7,\"fence\":1}"},
   };
-  for (const auto& [from, to] : edits) {
-    auto r = decodeFile(reframe(replaceOnce(golden, from, to)));
-    ASSERT_FALSE(r.isOk()) << to;
-    EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition) << to << r.status().toString();
-    EXPECT_EQ(r.status().reason(), reason::kUnknownSemantics) << to;
+  for (uint32_t version : {1u, 2u}) {
+    std::string file = readGolden(version);
+    for (const auto& [from, to] : edits) {
+      auto r = decodeFile(reframe(replaceOnce(file, from, to), version));
+      ASSERT_FALSE(r.isOk()) << to;
+      EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition) << to << r.status().toString();
+      EXPECT_EQ(r.status().reason(), reason::kUnknownSemantics) << to;
+    }
   }
 }
 
-// Every truncation of a valid file fails closed with kDataLoss; none decodes as empty.
+// Every truncation of a valid file (of either version) fails closed with kDataLoss; none
+// decodes as empty.
 TEST(FormatTest, TruncatedFileFailsClosedWithDataLoss) {
-  std::string golden = readGolden();
-  for (size_t n = 0; n < golden.size(); ++n) {
-    auto r = JournalState::decode(std::string_view(golden).substr(0, n));
-    ASSERT_FALSE(r.isOk()) << "prefix of " << n << " bytes decoded";
-    EXPECT_EQ(r.status().code(), StatusCode::kDataLoss) << n << ": " << r.status().toString();
+  for (uint32_t version : {1u, 2u}) {
+    std::string golden = readGolden(version);
+    for (size_t n = 0; n < golden.size(); ++n) {
+      auto r = JournalState::decode(std::string_view(golden).substr(0, n));
+      ASSERT_FALSE(r.isOk()) << "v" << version << " prefix of " << n << " bytes decoded";
+      EXPECT_EQ(r.status().code(), StatusCode::kDataLoss) << n << ": " << r.status().toString();
+    }
   }
 }
 
-// Every single-byte corruption is detected (checksum, framing or version), never loaded.
+// Every single-byte corruption (of either version) is detected (checksum, framing or
+// version), never loaded.
 TEST(FormatTest, ByteCorruptionIsDetected) {
-  std::string golden = readGolden();
-  for (size_t i = 0; i < golden.size(); ++i) {
-    std::string bad = golden;
-    bad[i] = static_cast<char>(bad[i] ^ 0x20);
-    auto r = JournalState::decode(bad);
-    ASSERT_FALSE(r.isOk()) << "flip at " << i << " loaded";
-    EXPECT_TRUE(r.status().code() == StatusCode::kDataLoss ||
-                r.status().code() == StatusCode::kFailedPrecondition)
-        << r.status().toString();
+  for (uint32_t version : {1u, 2u}) {
+    std::string golden = readGolden(version);
+    for (size_t i = 0; i < golden.size(); ++i) {
+      for (int bit : {0x01, 0x20, 0x80}) {
+        std::string bad = golden;
+        bad[i] = static_cast<char>(bad[i] ^ bit);
+        auto r = JournalState::decode(bad);
+        ASSERT_FALSE(r.isOk()) << "v" << version << " flip " << bit << " at " << i << " loaded";
+        EXPECT_TRUE(r.status().code() == StatusCode::kDataLoss ||
+                    r.status().code() == StatusCode::kFailedPrecondition)
+            << r.status().toString();
+      }
+    }
   }
 }
 

@@ -96,7 +96,7 @@ std::string tokenText(const OwnerToken& t) {
 }  // namespace
 
 JournalState::JournalState(Limits limits) : limits_(limits) {
-  sectionsJson_ = std::make_shared<const std::string>(encodeSections(sections_));
+  sectionsJson_ = makePiece(encodeSections(sections_));
 }
 
 JournalState::Entry JournalState::makeEntry(OwnershipRecord record, const Entry* previous) {
@@ -108,21 +108,21 @@ JournalState::Entry JournalState::makeEntry(OwnershipRecord record, const Entry*
       body = std::make_shared<const std::string>(encodeBodyMember(record.body));
     }
   }
-  auto bytes = std::make_shared<const std::string>(
-      encodeRecord(record, body ? std::string_view(*body) : std::string_view()));
-  return Entry{std::move(record), std::move(bytes), std::move(body)};
+  Piece piece =
+      makePiece(encodeRecord(record, body ? std::string_view(*body) : std::string_view()));
+  return Entry{std::move(record), std::move(piece.bytes), piece.crc, std::move(body)};
 }
 
 void JournalState::insert(Entry entry) {
   const OwnershipRecord& r = entry.record;
   size_t size = entry.bytes->size();
   if (isLive(r.state)) {
-    liveOrder_.emplace(r.seq, Slot{r.id, entry.bytes});
+    liveOrder_.emplace(r.seq, Slot{r.id, Piece{entry.bytes, entry.crc}});
     stats_.liveRecords++;
     (r.state == OwnerState::kQueued ? stats_.queued : stats_.inflight)++;
     stats_.liveBytes += size;
   } else {
-    tombOrder_.emplace(r.terminalSeq, Slot{r.id, entry.bytes});
+    tombOrder_.emplace(r.terminalSeq, Slot{r.id, Piece{entry.bytes, entry.crc}});
     stats_.tombstones++;
     stats_.tombstoneBytes += size;
   }
@@ -181,7 +181,7 @@ void JournalState::rollback(Txn& txn) {
           sectionsBytes_ += sectionBytes(it->key, *it->section);
           sections_.emplace(it->key, std::move(*it->section));
         }
-        sectionsJson_ = std::make_shared<const std::string>(encodeSections(sections_));
+        sectionsJson_ = makePiece(encodeSections(sections_));
         break;
       }
       case Undo::Kind::kResume:
@@ -546,7 +546,7 @@ Status JournalState::setSection(const SetSection& op, Txn& txn, OperationResult&
   sectionsBytes_ = sectionsBytes_ - oldBytes + newBytes;
   out.sectionRevision = next.revision;
   sections_.insert_or_assign(op.name, std::move(next));
-  sectionsJson_ = std::make_shared<const std::string>(encodeSections(sections_));
+  sectionsJson_ = makePiece(encodeSections(sections_));
   out.changed = true;
   return Status::ok();
 }
@@ -649,18 +649,22 @@ Snapshot JournalState::snapshot() const {
   Snapshot s;
   s.header = header_;
   s.resumeSafetyJson = encodeResumeSafety(resume_);
-  s.sectionsJson = sectionsJson_;
+  s.sections = sectionsJson_;
   s.live.reserve(liveOrder_.size());
   for (const auto& [seq, slot] : liveOrder_)
-    s.live.push_back(slot.bytes);
+    s.live.push_back(slot.piece);
   s.tombstones.reserve(tombOrder_.size());
   for (const auto& [seq, slot] : tombOrder_)
-    s.tombstones.push_back(slot.bytes);
+    s.tombstones.push_back(slot.piece);
   return s;
 }
 
 std::string Snapshot::encode() const {
-  return encodeFile(header, resumeSafetyJson, *sectionsJson, live, tombstones);
+  return encodeFile(header, resumeSafetyJson, sections, live, tombstones);
+}
+
+FileImage Snapshot::image() const {
+  return encodeImage(header, resumeSafetyJson, sections, live, tombstones);
 }
 
 Result<JournalState> JournalState::decode(std::string_view bytes, Limits limits) {
@@ -682,7 +686,7 @@ Result<JournalState> JournalState::fromDecoded(DecodedFile d, Limits limits) {
   }
   if (s.sectionsBytes_ > kMaxSectionsBytes) return corrupt("sections too big");
   s.sections_ = std::move(d.sections);
-  s.sectionsJson_ = std::make_shared<const std::string>(encodeSections(s.sections_));
+  s.sectionsJson_ = makePiece(encodeSections(s.sections_));
 
   std::unordered_set<uint64_t> seqs, generations;
   auto check = [&](const OwnershipRecord& r) -> Status {
@@ -741,7 +745,8 @@ Status JournalState::checkInvariants() const {
         ++from;
       if (from == to) return internalError("journal-invariant", "receipt index misses " + r.id);
     }
-    if (*e.bytes != encodeRecord(r)) return internalError("journal-invariant", "stale bytes " + id);
+    if (*e.bytes != encodeRecord(r) || e.crc != crc32c(*e.bytes))
+      return internalError("journal-invariant", "stale bytes " + id);
     if (isLive(r.state) != static_cast<bool>(e.bodyMember) ||
         (e.bodyMember && *e.bodyMember != encodeBodyMember(r.body))) {
       return internalError("journal-invariant", "stale body bytes " + id);
@@ -758,7 +763,7 @@ Status JournalState::checkInvariants() const {
       (r.state == OwnerState::kQueued ? recount.queued : recount.inflight)++;
       recount.liveBytes += e.bytes->size();
       auto it = liveOrder_.find(r.seq);
-      if (it == liveOrder_.end() || it->second.id != id || it->second.bytes != e.bytes) {
+      if (it == liveOrder_.end() || it->second.id != id || it->second.piece.bytes != e.bytes) {
         return internalError("journal-invariant", "live order misses " + id);
       }
     } else {
@@ -768,7 +773,7 @@ Status JournalState::checkInvariants() const {
         return internalError("journal-invariant", "tombstone holds live data: " + id);
       }
       auto it = tombOrder_.find(r.terminalSeq);
-      if (it == tombOrder_.end() || it->second.id != id || it->second.bytes != e.bytes) {
+      if (it == tombOrder_.end() || it->second.id != id || it->second.piece.bytes != e.bytes) {
         return internalError("journal-invariant", "tombstone order misses " + id);
       }
     }

@@ -58,11 +58,13 @@ struct JournalStats {
 struct Snapshot {
   FileHeader header;
   std::string resumeSafetyJson;
-  std::shared_ptr<const std::string> sectionsJson;
-  std::vector<RecordBytes> live;
-  std::vector<RecordBytes> tombstones;
+  Piece sections;
+  std::vector<Piece> live;
+  std::vector<Piece> tombstones;
 
   std::string encode() const;
+  // The file as ranges into this snapshot's pieces (valid while the snapshot lives).
+  FileImage image() const;
 };
 
 class JournalState {
@@ -109,13 +111,14 @@ class JournalState {
   struct Entry {
     OwnershipRecord record;
     RecordBytes bytes;       // canonical encoding of `record`
+    uint32_t crc = 0;        // CRC-32C of `bytes`
     RecordBytes bodyMember;  // live: encodeBodyMember(record.body), kept across transitions
   };
   // A place in admission or terminal order, with the record's bytes (a snapshot reads the
   // order alone).
   struct Slot {
     std::string id;
-    RecordBytes bytes;
+    Piece piece;
   };
   // One undo step: the prior value of one record, section, or resume safety.
   struct Undo {
@@ -162,7 +165,7 @@ class JournalState {
   ResumeSafety resume_;
   SectionMap sections_;
   size_t sectionsBytes_ = 0;
-  std::shared_ptr<const std::string> sectionsJson_;  // canonical "sections" object
+  Piece sectionsJson_;  // the canonical "sections" object
   std::unordered_map<std::string, Entry> records_;
   std::map<uint64_t, Slot> liveOrder_;  // seq → record
   std::map<uint64_t, Slot> tombOrder_;  // terminalSeq → record

@@ -96,7 +96,7 @@ Result<std::unique_ptr<OwnershipJournal>> OwnershipJournal::open(FileSystem& fs,
     initial = journal->state_.encode();
   }
   SHOAL_RETURN_IF_ERROR(
-      journal->writeChain(initial).withContext("attaching the ownership journal"));
+      journal->writeChain({initial}).withContext("attaching the ownership journal"));
   return journal;
 }
 
@@ -107,10 +107,10 @@ Result<RestartView> OwnershipJournal::inspect(FileSystem& fs, const std::string&
   return state.view();
 }
 
-Status OwnershipJournal::writeChain(const std::string& bytes) {
+Status OwnershipJournal::writeChain(const std::vector<std::string_view>& parts) {
   auto file = fs_.openForWrite(tempPath_, CreateMode::kTruncate);
   if (!file.isOk()) return file.status().withContext("journal commit: open temp");
-  Status st = (*file)->append(bytes);
+  Status st = (*file)->appendAll(parts);
   if (st.isOk()) st = (*file)->sync();
   Status closed = (*file)->close();
   if (st.isOk()) st = closed;
@@ -176,15 +176,15 @@ Status OwnershipJournal::waitDurable(uint64_t ticket, uint64_t attachment) {
     const uint64_t batchTxns = appliedSeq_ - durableSeq_;
     Snapshot snapshot = state_.snapshot();
     mu_.unlock();
-    std::string bytes = snapshot.encode();
-    Status st = writeChain(bytes);
+    FileImage image = snapshot.image();  // ranges into `snapshot`: no copy of the records
+    Status st = writeChain(image.parts());
     mu_.lock();
     writerActive_ = false;
     commitStats_.batches++;
     if (st.isOk()) {
       durableSeq_ = batch;
       commitStats_.transactions += batchTxns;
-      commitStats_.bytesWritten += bytes.size();
+      commitStats_.bytesWritten += image.size();
     } else {
       poison_ = st;
       failedSeq_ = batch;
@@ -270,7 +270,8 @@ Status OwnershipJournal::recover() {
     } else {
       fresh.emplace(std::move(decoded).value());
       fresh->attach(clock_.wallMs());
-      st = writeChain(fresh->encode()).withContext("recovering the ownership journal");
+      const std::string recovered = fresh->encode();
+      st = writeChain({recovered}).withContext("recovering the ownership journal");
     }
   }
   mu_.lock();

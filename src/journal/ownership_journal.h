@@ -121,7 +121,8 @@ class OwnershipJournal {
 
   Result<OperationResult> one(Operation op);
   // Runs the commit chain for `bytes`. No lock held.
-  Status writeChain(const std::string& bytes);
+  // `parts`, in order, are the file's bytes.
+  Status writeChain(const std::vector<std::string_view>& parts);
   // Blocks until everything applied up to `ticket` (within `attachment`) is durable.
   Status waitDurable(uint64_t ticket, uint64_t attachment) SHOAL_REQUIRES(mu_);
   Status poisonedError() const SHOAL_REQUIRES(mu_);

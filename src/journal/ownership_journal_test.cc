@@ -4,10 +4,13 @@
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 #include <sys/stat.h>
 
+#include "journal/journal_state.h"
 #include "journal/reasons.h"
 #include "journal/test_util.h"
 #include "testing/fault_file_system.h"
@@ -427,6 +430,39 @@ TEST_F(JournalTest, OpenAttachesAndMarksInflightOutcomeUnknown) {
   EXPECT_EQ(disk->live[1].state, OwnerState::kOutcomeUnknown);
 }
 
+// A state file version 1 wrote, with live owners in every state, opens under this build with
+// nothing lost (the read rule of version 1), and the open's attach commit writes it as version
+// 2; the owners then move on as usual.
+TEST_F(JournalTest, AVersion1StateFileWithLiveOwnersOpensWithNothingLost) {
+  std::ifstream in(std::string(SHOAL_JOURNAL_TESTDATA) + "/golden_v1.json", std::ios::binary);
+  std::stringstream v1;
+  v1 << in.rdbuf();
+  ASSERT_TRUE(fs_.createDirs(kDir).isOk());
+  ASSERT_TRUE(writeFileAtomically(fs_, kState, v1.str()).isOk());
+  auto before = JournalState::decode(v1.str());
+  ASSERT_TRUE(before.isOk()) << before.status().toString();
+  auto j = openOk(fs_);
+  RestartView view = j->view();
+  RestartView old = before->view();
+  ASSERT_EQ(view.live.size(), 3u);
+  ASSERT_EQ(view.live.size(), old.live.size());
+  for (size_t i = 0; i < old.live.size(); ++i) {
+    EXPECT_EQ(view.live[i].id, old.live[i].id);
+    EXPECT_EQ(view.live[i].body, old.live[i].body) << old.live[i].id;
+    EXPECT_EQ(view.live[i].target, old.live[i].target);
+    EXPECT_EQ(view.live[i].runtime, old.live[i].runtime);
+  }
+  ASSERT_EQ(view.tombstones.size(), old.tombstones.size());
+  for (size_t i = 0; i < old.tombstones.size(); ++i)
+    EXPECT_EQ(view.tombstones[i].reason, old.tombstones[i].reason);
+  EXPECT_EQ(view.sections, old.sections);
+  EXPECT_EQ(view.resumeSafety, old.resumeSafety);
+  ASSERT_EQ(fs_.contents(kState)->rfind("{\"schemaVersion\":2,", 0), 0u)
+      << "the attach commit writes the current version";
+  const auto& queued = view.live.front();
+  EXPECT_TRUE(j->markSurfaced({queued.id, queued.token, "ack"}).isOk());
+}
+
 // An unknown version is refused with a clear error and the file is not rewritten (no temp
 // file, no rename, identical bytes).
 TEST_F(JournalTest, UnknownVersionIsRejectedWithoutRewrite) {
@@ -435,7 +471,7 @@ TEST_F(JournalTest, UnknownVersionIsRejectedWithoutRewrite) {
     ASSERT_TRUE(j->admit(admitOp("m1")).isOk());
   }
   std::string bytes = *fs_.contents(kState);
-  bytes.replace(0, std::string("{\"schemaVersion\":1").size(), "{\"schemaVersion\":2");
+  bytes.replace(0, std::string("{\"schemaVersion\":2").size(), "{\"schemaVersion\":3");
   ASSERT_TRUE(writeFileAtomically(fs_, kState, bytes).isOk());
   size_t from = fs_.trace().size();
   auto j = OwnershipJournal::open(fs_, clock_, kDir);

@@ -20,6 +20,7 @@ struct Delivery {
   wire::DeliveryKind kind = wire::DeliveryKind::kDm;  // from the subject
   wire::CotalMessage message;                         // routing normalised from the subject
   std::string subject;
+  std::string payload;        // the bytes as the broker held them (empty for a history copy)
   bool historical = false;    // a replay-on-join copy
   bool durable = false;       // a durable copy (acked after the handler accepted)
   uint64_t streamSeq = 0;     // durable and history copies

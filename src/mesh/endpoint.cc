@@ -317,24 +317,23 @@ void Endpoint::onConnectionEvent(const transport::ConnectionEvent& event) {
 
 Endpoint::Admission Endpoint::admit(Path path, std::string_view subject, std::string_view payload,
                                     uint64_t streamSeq, uint64_t numDelivered) {
-  return admitRead(path, wire::readDelivery(subject, payload), subject, streamSeq, numDelivered);
+  return admitRead(path, wire::readDelivery(subject, payload), subject, payload, streamSeq,
+                   numDelivered);
 }
 
 Endpoint::Admission Endpoint::admitRead(Path path, Result<wire::InboundDelivery> inbound,
-                                        std::string_view subject, uint64_t streamSeq,
-                                        uint64_t numDelivered) {
+                                        std::string_view subject, std::string_view payload,
+                                        uint64_t streamSeq, uint64_t numDelivered) {
   std::lock_guard lock(admitMu_);
-  auto prepared = prepare(path, std::move(inbound), subject, streamSeq, numDelivered);
+  auto prepared = prepare(path, std::move(inbound), subject, payload, streamSeq, numDelivered);
   if (auto* decided = std::get_if<Admission>(&prepared)) return *decided;
   const Delivery& delivery = std::get<Delivery>(prepared);
   return conclude(delivery, options_.onDelivery(delivery));
 }
 
-std::variant<Endpoint::Admission, Delivery> Endpoint::prepare(Path path,
-                                                              Result<wire::InboundDelivery> inbound,
-                                                              std::string_view subject,
-                                                              uint64_t streamSeq,
-                                                              uint64_t numDelivered) {
+std::variant<Endpoint::Admission, Delivery> Endpoint::prepare(
+    Path path, Result<wire::InboundDelivery> inbound, std::string_view subject,
+    std::string_view payload, uint64_t streamSeq, uint64_t numDelivered) {
   using Outcome = Admission::Outcome;
   if (!inbound.isOk()) {
     ++counters_.anomalies;
@@ -362,6 +361,7 @@ std::variant<Endpoint::Admission, Delivery> Endpoint::prepare(Path path,
   delivery.kind = inbound->kind;
   delivery.message = std::move(inbound->message);
   delivery.subject = std::string(subject);
+  delivery.payload = std::string(payload);
   delivery.historical = path == Path::kHistory;
   delivery.durable = path == Path::kDurable;
   delivery.streamSeq = streamSeq;
@@ -420,7 +420,7 @@ void Endpoint::admitDurableBatch(std::vector<transport::JsMessage>& messages) {
       // duplicate, or the handler sees it again).
       if (read.isOk() && ids.contains(read->message.id)) flush();
       auto prepared = prepare(Path::kDurable, std::move(read), messages[i].subject(),
-                              meta.streamSeq, meta.numDelivered);
+                              messages[i].data(), meta.streamSeq, meta.numDelivered);
       if (auto* decided = std::get_if<Admission>(&prepared)) {
         admissions[i] = *decided;
         continue;
@@ -629,7 +629,7 @@ Result<JoinReport> Endpoint::join(std::string_view channel, const JoinOptions& o
     for (auto& entry : page->entries) {
       // The one admission path, so the echo and dedup rules apply to backfill too.
       Admission a =
-          admitRead(Path::kHistory, std::move(entry.delivery), entry.subject, entry.seq, 0);
+          admitRead(Path::kHistory, std::move(entry.delivery), entry.subject, {}, entry.seq, 0);
       if (a.outcome == Admission::Outcome::kSurfaced) ++report.replayed;
     }
   }

@@ -221,12 +221,13 @@ class Endpoint {
   };
   Admission admit(Path path, std::string_view subject, std::string_view payload, uint64_t streamSeq,
                   uint64_t numDelivered);
+  // `payload`: the bytes `inbound` was read from (empty for a history copy: not kept).
   Admission admitRead(Path path, Result<wire::InboundDelivery> inbound, std::string_view subject,
-                      uint64_t streamSeq, uint64_t numDelivered);
+                      std::string_view payload, uint64_t streamSeq, uint64_t numDelivered);
   // The checks before a handler (an Admission when they decide it) and the verdict's effect.
   std::variant<Admission, Delivery> prepare(Path path, Result<wire::InboundDelivery> inbound,
-                                            std::string_view subject, uint64_t streamSeq,
-                                            uint64_t numDelivered);
+                                            std::string_view subject, std::string_view payload,
+                                            uint64_t streamSeq, uint64_t numDelivered);
   Admission conclude(const Delivery& delivery, HandlerVerdict verdict);
   void admitDurable(transport::JsMessage& message);
   void admitDurableBatch(std::vector<transport::JsMessage>& messages);
