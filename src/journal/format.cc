@@ -442,7 +442,7 @@ Result<std::string> digestOf(std::string_view body) {
     digest += text;
     if (!last) digest += '\n';
   };
-  // Replaces the piece between `line`'s first `prefix.size()` bytes and its last `suffix`.
+  // Replaces the piece between `line`'s first `prefix` bytes and its last `suffix` bytes.
   auto emitPiece = [&](std::string_view line, size_t prefix, size_t suffix, bool last) {
     digest += line.substr(0, prefix);
     appendHex8(digest, crc32c(line.substr(prefix, line.size() - prefix - suffix)));
